@@ -1,0 +1,119 @@
+// The environment, parsed once by zod into a typed, frozen configuration (CONTRACT §6).
+import path from 'node:path';
+import { z } from 'zod';
+
+const bool = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+    .optional()
+    .transform((v) => (v === undefined ? fallback : v === 'true' || v === '1' || v === 'yes'));
+
+const int = (fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .optional()
+    .transform((v) => (v === undefined ? fallback : Number(v)))
+    .pipe(z.number().int().min(min, `must be >= ${min}`).max(max, `must be <= ${max}`));
+
+const url = z.url({ error: 'must be a URL' });
+
+const EnvSchema = z.object({
+  PORT: int(8000, 0, 65535),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PUBLIC_URL: url.optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  APP_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  COOKIE_SECURE: bool(true),
+  ACCESS_TOKEN_TTL: int(3600, 60, 86_400),
+  REFRESH_TOKEN_TTL: int(604_800, 300, 2_592_000),
+  MAX_SESSIONS_PER_USER: int(10, 1, 1000),
+  RATE_LIMITS_ENABLED: bool(true),
+  RATE_LIMIT_STORE: z.enum(['auto', 'memory', 'postgres']).default('auto'),
+  RATE_LIMITS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return {};
+      try {
+        const parsed: unknown = JSON.parse(v);
+        return parsed;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
+        return z.NEVER;
+      }
+    }),
+  TRUST_PROXY: bool(false),
+  CORS_ORIGINS: z
+    .string()
+    .optional()
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0),
+    )
+    .pipe(z.array(z.url({ error: 'each origin must be a URL such as https://app.example.com' }))),
+  PROVIDERS_FILE: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = Readonly<{
+  port: number;
+  host: string;
+  publicUrl: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  appSecret: string | undefined;
+  cookieSecure: boolean;
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  maxSessionsPerUser: number;
+  rateLimitsEnabled: boolean;
+  rateLimitStore: 'memory' | 'postgres';
+  rateLimitOverrides: unknown;
+  trustProxy: boolean;
+  corsOrigins: readonly string[];
+  providersFile: string | undefined;
+  logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+}>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses an environment; throws ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings count as unset, the way shells and .env files usually mean them.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const store = e.RATE_LIMIT_STORE === 'auto' ? (e.DATABASE_URL ? 'postgres' : 'memory') : e.RATE_LIMIT_STORE;
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl: (e.PUBLIC_URL ?? `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`).replace(/\/+$/, ''),
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(e.DATA_DIR),
+    appSecret: e.APP_SECRET,
+    cookieSecure: e.COOKIE_SECURE,
+    accessTokenTtl: e.ACCESS_TOKEN_TTL,
+    refreshTokenTtl: e.REFRESH_TOKEN_TTL,
+    maxSessionsPerUser: e.MAX_SESSIONS_PER_USER,
+    rateLimitsEnabled: e.RATE_LIMITS_ENABLED,
+    rateLimitStore: store,
+    rateLimitOverrides: e.RATE_LIMITS,
+    trustProxy: e.TRUST_PROXY,
+    corsOrigins: Object.freeze([...e.CORS_ORIGINS]),
+    providersFile: e.PROVIDERS_FILE,
+    logLevel: e.LOG_LEVEL,
+  });
+}

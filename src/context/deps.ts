@@ -1,0 +1,18 @@
+// The long-lived dependencies every request shares: configuration, database, clock, logger, services' state.
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.ts';
+
+/** Time source; injected so expiry, windows and sessions are testable without sleeping. */
+export type Clock = { now(): Date };
+export const systemClock: Clock = { now: () => new Date() };
+
+export type Deps = {
+  config: Config;
+  orm: MikroORM;
+  clock: Clock;
+  logger: FastifyBaseLogger;
+  /** HMAC key for cursors and other server-signed values (CONTRACT §6 APP_SECRET). */
+  secret: Buffer;
+  startedAt: number;
+};

@@ -1,0 +1,48 @@
+// Fastify glue: reads credentials and client facts off a request and maps the response sink onto the reply.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { createContextInner, type ContextInner, type Credentials, type Deps, type ResponseSink } from './index.ts';
+
+export const COOKIE_NAMES = { session: 'session', csrf: 'csrf_token', refresh: 'refresh_token' } as const;
+
+// Tokens are base64url; anything else (spaces, NULs, 8 KB blobs) is not a credential at all.
+const TOKEN_PATTERN = /^[A-Za-z0-9_-]{16,512}$/;
+const BEARER_PATTERN = /^Bearer ([A-Za-z0-9_-]{16,512})$/;
+
+export function credentialsOf(req: FastifyRequest): Credentials {
+  const cookies = req.cookies;
+  const authorization = req.headers.authorization;
+  const bearer = typeof authorization === 'string' ? BEARER_PATTERN.exec(authorization)?.[1] : undefined;
+  const csrfHeader = req.headers['x-csrf-token'];
+  const ifMatch = req.headers['if-match'];
+  return {
+    cookieToken: token(cookies[COOKIE_NAMES.session]),
+    bearerToken: bearer,
+    csrfCookie: cookies[COOKIE_NAMES.csrf],
+    csrfHeader: typeof csrfHeader === 'string' ? csrfHeader : undefined,
+    refreshToken: token(cookies[COOKIE_NAMES.refresh]),
+    ifMatch: typeof ifMatch === 'string' ? ifMatch : undefined,
+  };
+}
+
+function token(value: string | undefined): string | undefined {
+  return value !== undefined && TOKEN_PATTERN.test(value) ? value : undefined;
+}
+
+export function replySink(reply: FastifyReply): ResponseSink {
+  return {
+    setCookie: (name, value, options) => void reply.setCookie(name, value, options),
+    setHeader: (name, value) => void reply.header(name, value),
+  };
+}
+
+export function contextFromFastify(deps: Deps, req: FastifyRequest, reply: FastifyReply): ContextInner {
+  const userAgent = req.headers['user-agent'];
+  return createContextInner({
+    deps,
+    requestId: req.id,
+    ip: req.ip,
+    userAgent: typeof userAgent === 'string' ? userAgent.slice(0, 512) : null,
+    credentials: credentialsOf(req),
+    response: replySink(reply),
+  });
+}

@@ -1,0 +1,287 @@
+// ApiError, the one table of error codes (status, category, title), and the one ProblemDetail builder.
+import { TRPCError } from '@trpc/server';
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+import {
+  ConnectionException,
+  DriverException,
+  UniqueConstraintViolationException,
+} from '@mikro-orm/core';
+import { z } from 'zod';
+
+export const ERROR_CATEGORIES = {
+  auth: 'Authentication Error',
+  validation: 'Validation Error',
+  not_found: 'Resource Not Found',
+  conflict: 'Resource Conflict',
+  rate_limit: 'Rate Limit Exceeded',
+  budget_exhausted: 'Budget Exhausted',
+  provider_error: 'Provider Error',
+  internal: 'Internal Server Error',
+} as const;
+export type ErrorCategory = keyof typeof ERROR_CATEGORIES;
+
+type CodeInfo = {
+  name: string;
+  category: ErrorCategory;
+  status: number;
+  retryable: boolean;
+  /** 5xx answers never echo the real failure (SERVICE-SPEC §7.5.3). */
+  genericDetail?: string;
+};
+
+export const ERROR_CODES = {
+  1000: { name: 'UNAUTHORIZED', category: 'auth', status: 401, retryable: false },
+  1001: { name: 'FORBIDDEN', category: 'auth', status: 403, retryable: false },
+  1002: { name: 'SESSION_REVOKED', category: 'auth', status: 401, retryable: false },
+  2000: { name: 'VALIDATION_ERROR', category: 'validation', status: 400, retryable: false },
+  2001: { name: 'REQUEST_VALIDATION_ERROR', category: 'validation', status: 400, retryable: false },
+  3000: { name: 'RESOURCE_NOT_FOUND', category: 'not_found', status: 404, retryable: false },
+  3001: { name: 'RECORD_NOT_FOUND', category: 'not_found', status: 404, retryable: false },
+  3002: { name: 'ROUTE_NOT_FOUND', category: 'not_found', status: 404, retryable: false },
+  4000: { name: 'RESOURCE_CONFLICT', category: 'conflict', status: 409, retryable: false },
+  4001: { name: 'DUPLICATE_RECORD', category: 'conflict', status: 409, retryable: false },
+  4002: { name: 'VERSION_CONFLICT', category: 'conflict', status: 409, retryable: false },
+  5000: { name: 'RATE_LIMITED', category: 'rate_limit', status: 429, retryable: true },
+  5001: { name: 'PER_OPERATION_RATE_LIMITED', category: 'rate_limit', status: 429, retryable: true },
+  5002: { name: 'CONCURRENCY_LIMIT_EXCEEDED', category: 'rate_limit', status: 429, retryable: true },
+  6000: { name: 'BUDGET_EXHAUSTED', category: 'budget_exhausted', status: 402, retryable: false },
+  7000: { name: 'PROVIDER_ERROR', category: 'provider_error', status: 502, retryable: false },
+  8000: {
+    name: 'INTERNAL_ERROR',
+    category: 'internal',
+    status: 500,
+    retryable: false,
+    genericDetail: 'An unexpected error occurred. Quote the instance id when reporting it.',
+  },
+  8001: {
+    name: 'SERVICE_UNAVAILABLE',
+    category: 'internal',
+    status: 503,
+    retryable: true,
+    genericDetail: 'A required service is unavailable. Retry later.',
+  },
+  8002: {
+    name: 'PERSISTENCE_ERROR',
+    category: 'internal',
+    status: 500,
+    retryable: false,
+    genericDetail: 'A storage error occurred. Quote the instance id when reporting it.',
+  },
+} as const satisfies Record<number, CodeInfo>;
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  402: 'PAYMENT_REQUIRED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_SUPPORTED',
+  409: 'CONFLICT',
+  429: 'TOO_MANY_REQUESTS',
+  500: 'INTERNAL_SERVER_ERROR',
+  502: 'BAD_GATEWAY',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+/**
+ * The error every layer throws. It is a TRPCError so tRPC keeps it intact and its own HTTP status
+ * mapping (for /api/trpc) agrees with ours.
+ */
+export class ApiError extends TRPCError {
+  readonly errorCode: ErrorCode;
+  readonly detail: string;
+  readonly retryAfter: number | null;
+  /** The HTTP status; the code's own unless a code spans several (2001 is also 405). */
+  readonly status: number;
+
+  constructor(errorCode: ErrorCode, detail: string, opts: { retryAfter?: number; cause?: unknown; status?: 405 } = {}) {
+    const info: CodeInfo = ERROR_CODES[errorCode];
+    const status = opts.status ?? info.status;
+    super({ code: TRPC_CODE_BY_STATUS[status] ?? 'INTERNAL_SERVER_ERROR', message: detail, cause: opts.cause });
+    this.errorCode = errorCode;
+    this.detail = detail;
+    this.status = status;
+    this.retryAfter = info.retryable && opts.retryAfter !== undefined ? Math.max(1, Math.ceil(opts.retryAfter)) : null;
+  }
+
+  static methodNotAllowed(detail: string) {
+    return new ApiError(2001, detail, { status: 405 });
+  }
+
+  static unauthorized(detail = 'authentication required') {
+    return new ApiError(1000, detail);
+  }
+  static forbidden(detail = 'insufficient permissions') {
+    return new ApiError(1001, detail);
+  }
+  static sessionRevoked(detail = 'session logged out or force-revoked') {
+    return new ApiError(1002, detail);
+  }
+  static validation(detail: string) {
+    return new ApiError(2000, detail);
+  }
+  static badRequest(detail: string) {
+    return new ApiError(2001, detail);
+  }
+  static notFound(detail = 'resource not found') {
+    return new ApiError(3000, detail);
+  }
+  static routeNotFound(detail = 'no such endpoint') {
+    return new ApiError(3002, detail);
+  }
+  static conflict(detail: string) {
+    return new ApiError(4000, detail);
+  }
+  static duplicate(detail: string) {
+    return new ApiError(4001, detail);
+  }
+  static versionConflict(detail = 'If-Match does not match the current ETag') {
+    return new ApiError(4002, detail);
+  }
+  static rateLimited(code: 5000 | 5001 | 5002, retryAfter: number, detail?: string) {
+    const defaults = {
+      5000: 'too many requests',
+      5001: 'too many requests for this operation',
+      5002: 'a previous request of this operation is still in flight',
+    } as const;
+    return new ApiError(code, detail ?? defaults[code], { retryAfter });
+  }
+  static internal(cause?: unknown) {
+    return new ApiError(8000, ERROR_CODES[8000].genericDetail, { cause });
+  }
+  static unavailable(detail: string = ERROR_CODES[8001].genericDetail, opts: { retryAfter?: number; cause?: unknown } = {}) {
+    return new ApiError(8001, detail, opts);
+  }
+  static persistence(cause?: unknown) {
+    return new ApiError(8002, ERROR_CODES[8002].genericDetail, { cause });
+  }
+}
+
+export const ErrorDetailSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    detail: z.string(),
+    instance: z.string(),
+    error_code: z.number().int(),
+    error_category: z.enum(Object.keys(ERROR_CATEGORIES) as [ErrorCategory, ...ErrorCategory[]]),
+    retryable: z.boolean(),
+    retry_after: z.number().int().nullable(),
+  })
+  .meta({ id: 'ErrorDetail' });
+export type ErrorDetail = z.infer<typeof ErrorDetailSchema>;
+
+export const ProblemDetailSchema = ErrorDetailSchema.extend({ status: z.number().int() }).meta({ id: 'ProblemDetail' });
+export type ProblemDetail = z.infer<typeof ProblemDetailSchema>;
+
+/** Names each failing field the way a client sent it, e.g. `body.password: too short (min 12)`. */
+export function describeZodError(error: z.ZodError, locate: (path: readonly PropertyKey[]) => string = defaultLocate): string {
+  const parts = error.issues.slice(0, 10).map((issue) => `${locate(issue.path)}: ${describeIssue(issue)}`);
+  if (error.issues.length > 10) parts.push(`and ${error.issues.length - 10} more`);
+  return parts.join('; ');
+}
+
+function defaultLocate(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? 'input' : path.map(String).join('.');
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.input === undefined ? 'is required' : `must be ${issue.expected}`;
+    case 'too_small':
+      if (issue.origin === 'string') return `too short (min ${String(issue.minimum)})`;
+      if (issue.origin === 'array' || issue.origin === 'set') return `must have at least ${String(issue.minimum)} items`;
+      return `must be >= ${String(issue.minimum)}`;
+    case 'too_big':
+      if (issue.origin === 'string') return `too long (max ${String(issue.maximum)})`;
+      if (issue.origin === 'array' || issue.origin === 'set') return `must have at most ${String(issue.maximum)} items`;
+      return `must be <= ${String(issue.maximum)}`;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => String(v)).join(', ')}`;
+    case 'unrecognized_keys':
+      return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
+    case 'invalid_format':
+      // Custom messages are ours; built-in ones would dump the regex.
+      return issue.message.startsWith('Invalid') ? `has an invalid format (${issue.format})` : issue.message;
+    case 'invalid_union':
+      return 'does not match any allowed shape';
+    case 'not_multiple_of':
+      return `must be a multiple of ${String(issue.divisor)}`;
+    default:
+      return issue.message;
+  }
+}
+
+/** Maps anything thrown anywhere to an ApiError; the one place that decides unknown → 8000/8001/8002/4001. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof TRPCError) {
+    if (error.cause instanceof ApiError) return error.cause;
+    if (error.cause instanceof z.ZodError) {
+      if (error.code === 'BAD_REQUEST') return ApiError.badRequest(describeZodError(error.cause));
+      // A failing output schema is our bug, never the client's.
+      return ApiError.internal(error);
+    }
+    if (error.cause !== undefined && error.cause !== error) {
+      const inner = toApiError(error.cause);
+      if (inner.errorCode !== 8000) return inner;
+    }
+    switch (error.code) {
+      case 'NOT_FOUND':
+        return ApiError.routeNotFound();
+      case 'METHOD_NOT_SUPPORTED':
+        return ApiError.methodNotAllowed('method not allowed');
+      case 'PARSE_ERROR':
+      case 'BAD_REQUEST':
+        return ApiError.badRequest(error.message);
+      case 'PAYLOAD_TOO_LARGE':
+        return ApiError.badRequest('request body too large (max 1 MiB)');
+      case 'UNSUPPORTED_MEDIA_TYPE':
+        return ApiError.badRequest('unsupported content type; send application/json');
+      default:
+        return ApiError.internal(error);
+    }
+  }
+  if (error instanceof z.ZodError) return ApiError.badRequest(describeZodError(error));
+  if (error instanceof UniqueConstraintViolationException) return ApiError.duplicate('resource already exists');
+  if (error instanceof ConnectionException || isConnectionFailure(error)) return ApiError.unavailable(undefined, { cause: error });
+  if (error instanceof DriverException) return ApiError.persistence(error);
+  return ApiError.internal(error);
+}
+
+const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03']);
+
+function isConnectionFailure(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as Error & { code?: unknown }).code;
+    if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
+    if (/Connection terminated|connection timeout|terminating connection/i.test(e.message)) return true;
+  }
+  return false;
+}
+
+export type ProblemOptions = { instance: string; publicUrl: string };
+
+/** The one builder of every error body the service sends. */
+export function toProblem(error: ApiError, opts: ProblemOptions): ProblemDetail {
+  const info: CodeInfo = ERROR_CODES[error.errorCode];
+  return {
+    type: `${opts.publicUrl}/docs/errors#${info.category}`,
+    title: ERROR_CATEGORIES[info.category],
+    status: error.status,
+    detail: info.genericDetail !== undefined && error.errorCode !== 8001 ? info.genericDetail : error.detail,
+    instance: opts.instance,
+    error_code: error.errorCode,
+    error_category: info.category,
+    retryable: info.retryable,
+    retry_after: info.retryable ? (error.retryAfter ?? (error.errorCode === 8001 ? null : 1)) : null,
+  };
+}
+
+/** The envelope form of an error (SERVICE-SPEC §7.1). */
+export function toErrorEnvelope(problem: ProblemDetail) {
+  const { status: _status, ...detail } = problem;
+  return { data: null, error: problem.detail, error_detail: detail, success: false as const };
+}

@@ -1,0 +1,44 @@
+// Process entry: check the runtime, read config, start the service, listen, and shut down gracefully on signals.
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 22) {
+  console.error(
+    `agent-org needs Node.js 22 or newer (found ${process.versions.node}). Run it through npm (\`npm start\`), which uses the project's own Node 24.`,
+  );
+  process.exit(1);
+}
+
+const { default: closeWithGrace } = await import('close-with-grace');
+const { loadConfig, ConfigError } = await import('./config.ts');
+const { createLogger } = await import('./logger.ts');
+const { createService } = await import('./service.ts');
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}
+
+const logger = createLogger(config.logLevel);
+let service: Awaited<ReturnType<typeof createService>> | undefined;
+
+// In-flight requests get this long to finish after SIGTERM/SIGINT before we give up on them.
+closeWithGrace({ delay: 10_000, logger }, async ({ err, signal }) => {
+  if (err) logger.error({ err }, 'shutting down after an error');
+  else logger.info({ signal }, 'shutting down');
+  await service?.close();
+});
+
+try {
+  service = await createService(config, logger);
+  await service.app.listen({ port: config.port, host: config.host });
+  logger.info({ url: config.publicUrl, docs: `${config.publicUrl}/docs` }, 'agent-org is listening');
+} catch (error) {
+  logger.fatal({ err: error }, 'failed to start');
+  await service?.close().catch(() => undefined);
+  process.exit(1);
+}

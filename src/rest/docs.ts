@@ -1,0 +1,49 @@
+// The reference UI at /docs (Scalar, served locally) and the error-type page at /docs/errors.
+import type { FastifyInstance } from 'fastify';
+import scalar from '@scalar/fastify-api-reference';
+import type { Deps } from '../context/deps.ts';
+import { errorCatalogue } from './openapi.ts';
+
+// The UI runs inline scripts and styles; the relaxed policy is confined to /docs.
+const DOCS_CSP =
+  "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+  "font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+export async function docsRoutes(app: FastifyInstance, _opts: { deps: Deps }): Promise<void> {
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (req.url === '/docs' || req.url.startsWith('/docs/') || req.url.startsWith('/docs?')) reply.header('content-security-policy', DOCS_CSP);
+    return payload;
+  });
+  await app.register(scalar, {
+    routePrefix: '/docs',
+    configuration: { url: '/api/v1/openapi.json', title: 'agent-org API', withDefaultFonts: false },
+    logLevel: 'silent',
+  });
+  const page = renderErrorPage();
+  app.get('/docs/errors', async (_req, reply) => reply.type('text/html; charset=utf-8').send(page));
+}
+
+function renderErrorPage(): string {
+  const escape = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  const sections = errorCatalogue()
+    .map(
+      ({ category, title, codes }) => `
+<section id="${category}">
+  <h2><a href="#${category}">${escape(title)}</a> <code>${category}</code></h2>
+  <table><thead><tr><th>code</th><th>name</th><th>HTTP status</th><th>retryable</th></tr></thead><tbody>
+  ${codes.map((c) => `<tr><td>${c.code}</td><td>${c.name}</td><td>${c.status}</td><td>${c.retryable ? 'yes' : 'no'}</td></tr>`).join('\n  ')}
+  </tbody></table>
+</section>`,
+    )
+    .join('\n');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>agent-org error types</title>
+<style>body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}</style>
+</head><body>
+<h1>Error types</h1>
+<p>Every error carries <code>type</code> = this page with the category as anchor, <code>error_code</code>, <code>retryable</code> and
+<code>retry_after</code>. Retry only when <code>retryable</code> is true: wait <code>retry_after</code> seconds if set, else back off
+exponentially from 1 s, at most 3 attempts; log <code>instance</code> on final failure.</p>
+${sections}
+</body></html>`;
+}

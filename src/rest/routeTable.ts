@@ -1,0 +1,48 @@
+// The REST routes, derived by trpc-to-openapi from the routers' openapi meta: one entry per procedure.
+import { forEachOpenApiProcedure, getInputOutputParsers, type OpenApiMethod } from 'trpc-to-openapi';
+import { z } from 'zod';
+import type { AppRouter } from '../routers/index.ts';
+import type { Meta, RestMeta } from '../trpc.ts';
+
+export type RestRoute = {
+  method: OpenApiMethod;
+  /** OpenAPI path relative to /api/v1, e.g. `/users/{user_id}`. */
+  openapiPath: `/${string}`;
+  /** Fastify URL, e.g. `/api/v1/users/:user_id`. */
+  url: string;
+  procedurePath: string;
+  type: 'query' | 'mutation';
+  pathParams: string[];
+  /** Fields of the input object schema, or null for procedures without input. */
+  inputShape: Record<string, z.ZodType> | null;
+  rest: RestMeta;
+  meta: Meta & { openapi: NonNullable<Meta['openapi']> };
+};
+
+export const API_PREFIX = '/api/v1';
+
+export function buildRouteTable(appRouter: AppRouter): RestRoute[] {
+  const routes: RestRoute[] = [];
+  forEachOpenApiProcedure<Meta>(appRouter._def.procedures, ({ path, type, procedure, meta }) => {
+    if (type === 'subscription') return;
+    const { inputParser, hasInputsDefined } = getInputOutputParsers(procedure);
+    const openapiPath = meta.openapi.path;
+    routes.push({
+      method: meta.openapi.method,
+      openapiPath,
+      url: API_PREFIX + openapiPath.replace(/\{(\w+)\}/g, ':$1'),
+      procedurePath: path,
+      type,
+      pathParams: [...openapiPath.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? ''),
+      inputShape: hasInputsDefined ? shapeOf(inputParser) : null,
+      rest: meta.rest ?? {},
+      meta,
+    });
+  });
+  return routes;
+}
+
+function shapeOf(schema: z.ZodObject): Record<string, z.ZodType> {
+  const entries: [string, unknown][] = Object.entries(schema.shape);
+  return Object.fromEntries(entries.filter((entry): entry is [string, z.ZodType] => entry[1] instanceof z.ZodType));
+}

@@ -1,0 +1,10 @@
+// The application router: every procedure of every area, the AppRouter type the dashboard imports, createCaller.
+import { createCallerFactory, router } from '../trpc.ts';
+import { probesRouter } from './probes/router.ts';
+
+export const appRouter = router({
+  probes: probesRouter,
+});
+
+export type AppRouter = typeof appRouter;
+export const createCaller = createCallerFactory(appRouter);

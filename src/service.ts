@@ -1,0 +1,37 @@
+// Starts the whole service from a config: database (embedded or external), secret, app; and stops it again.
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildApp } from './app.ts';
+import type { Config } from './config.ts';
+import { systemClock, type Clock, type Deps } from './context/deps.ts';
+import { openDatabase, type Database } from './db/database.ts';
+import { loadSecret } from './db/secret.ts';
+
+export type Service = { app: FastifyInstance; db: Database; deps: Deps; close(): Promise<void> };
+
+export async function createService(config: Config, logger: Logger, opts: { clock?: Clock; database?: Database } = {}): Promise<Service> {
+  const startedAt = performance.now();
+  const log = {
+    debug: (m: string) => logger.debug(m),
+    info: (m: string) => logger.info(m),
+    warn: (m: string) => logger.warn(m),
+  };
+  const db = opts.database ?? (await openDatabase(config, log));
+  try {
+    const secret = await loadSecret(db.orm.em.fork(), config.appSecret);
+    const deps: Deps = { config, orm: db.orm, clock: opts.clock ?? systemClock, logger, secret, startedAt };
+    const app = await buildApp(deps);
+    return {
+      app,
+      db,
+      deps,
+      async close() {
+        await app.close();
+        if (!opts.database) await db.close();
+      },
+    };
+  } catch (error) {
+    if (!opts.database) await db.close();
+    throw error;
+  }
+}

@@ -1,0 +1,74 @@
+// The only initTRPC call: the meta type, the error shape, and the procedure tiers every router builds on.
+import { initTRPC } from '@trpc/server';
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import type { Context } from './context/index.ts';
+import { toApiError, toProblem } from './errors.ts';
+import { authenticate, requireRole, type Role } from './services/auth/guards.ts';
+import { applyLimits } from './limits/middleware.ts';
+import type { OperationId } from './limits/policy.ts';
+
+export type RestMeta = {
+  /** Success status of the REST route (default 200). */
+  status?: 200 | 201 | 204;
+  /** The procedure returns `{ items, pagination }`, served as a PaginatedResponse. */
+  list?: boolean;
+  /** `Location` header of a create, e.g. `/api/v1/users/{id}` filled from the returned data. */
+  location?: `/${string}`;
+  /** Sends a strong ETag computed from the returned data (CONTRACT §2.1). */
+  etag?: boolean;
+};
+
+export type Meta = OpenApiMeta<{
+  rest?: RestMeta;
+  limits?: { op: OperationId };
+  /** Callable by a user who still has to change the initial password (CONTRACT §3.1). */
+  allowPendingPasswordChange?: boolean;
+}>;
+
+const t = initTRPC
+  .context<Context>()
+  .meta<Meta>()
+  .create({
+    errorFormatter({ shape, error, ctx }) {
+      const apiError = toApiError(error);
+      const problem = toProblem(apiError, {
+        instance: ctx?.requestId ?? 'unknown',
+        publicUrl: ctx?.deps.config.publicUrl ?? '',
+      });
+      // The dashboard sees the same ProblemDetail the REST facade sends; nothing else leaks.
+      return { message: problem.detail, code: shape.code, data: { code: shape.data.code, httpStatus: problem.status, path: shape.data.path, problem } };
+    },
+  });
+
+export const router = t.router;
+export const middleware = t.middleware;
+export const createCallerFactory = t.createCallerFactory;
+
+const withLimits = t.middleware(async ({ ctx, meta, next }) => {
+  await applyLimits(ctx, meta?.limits?.op);
+  return next();
+});
+
+/** Anyone; per-operation limits from meta apply, keyed by client IP. */
+export const publicProcedure = t.procedure.use(withLimits);
+
+/** A signed-in user (cookie or bearer); `ctx.actor` is non-null. CSRF applies to cookie-authenticated mutations. */
+export const authedProcedure = t.procedure
+  .use(async ({ ctx, type, meta, next }) => {
+    const actor = await authenticate(ctx, { mutation: type === 'mutation', allowPendingPasswordChange: meta?.allowPendingPasswordChange === true });
+    return next({ ctx: { ...ctx, actor } });
+  })
+  .use(withLimits);
+
+const roleProcedure = (roles: readonly Role[]) =>
+  authedProcedure.use(({ ctx, next }) => {
+    requireRole(ctx.actor, roles);
+    return next({ ctx });
+  });
+
+/** The CEO only: user administration and every setup mutation. */
+export const ceoProcedure = roleProcedure(['ceo']);
+/** Those who decide approvals. */
+export const approverProcedure = roleProcedure(['ceo', 'manager', 'board_member']);
+/** Those who create approvals and decide review stages. */
+export const writerProcedure = roleProcedure(['ceo', 'manager', 'pair_programmer']);

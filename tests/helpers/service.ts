@@ -1,0 +1,33 @@
+// Builds the real service on a fresh test database, plus shortcuts for caller and HTTP tests.
+import { loadConfig } from '../../src/config.ts';
+import { createContextInner, recordingSink, type Credentials } from '../../src/context/index.ts';
+import type { Clock } from '../../src/context/deps.ts';
+import { openDatabase } from '../../src/db/database.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createCaller } from '../../src/routers/index.ts';
+import { createService, type Service } from '../../src/service.ts';
+import { createTestDatabase } from './database.ts';
+
+export type TestService = Service & {
+  databaseUrl: string;
+  caller(credentials?: Credentials, opts?: { ip?: string }): ReturnType<typeof createCaller>;
+};
+
+const silent = { debug: () => {}, info: () => {}, warn: () => {} };
+
+export async function startTestService(opts: { env?: Record<string, string>; clock?: Clock; databaseUrl?: string } = {}): Promise<TestService> {
+  const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...opts.env, DATABASE_URL: databaseUrl, PUBLIC_URL: 'http://agent-org.test' });
+  const database = await openDatabase(config, silent);
+  const service = await createService(config, createLogger(config.logLevel), { database, ...(opts.clock ? { clock: opts.clock } : {}) });
+  return {
+    ...service,
+    databaseUrl,
+    caller: (credentials, callerOpts) =>
+      createCaller(createContextInner({ deps: service.deps, credentials, response: recordingSink(), ip: callerOpts?.ip ?? '127.0.0.1' })),
+    async close() {
+      await service.close();
+      await database.close();
+    },
+  };
+}
