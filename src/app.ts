@@ -47,7 +47,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       url: req.url,
       status: reply.statusCode,
       duration_ms: Math.round(reply.elapsedTime * 100) / 100,
-      user_id: req.userId ?? null,
+      user_id: req.trace?.userId ?? null,
     };
     if (QUIET_ROUTES.has(line.route ?? '')) req.log.debug(line, 'request completed');
     else req.log.info(line, 'request completed');
@@ -134,7 +134,7 @@ function fastifyError(error: FastifyError | ApiError): ApiError {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set once a request is authenticated, for the access log. */
-    userId?: string;
+    /** Shared with the request context; holds the user id once authenticated, for the access log. */
+    trace?: { userId: string | null };
   }
 }

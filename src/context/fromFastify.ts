@@ -37,7 +37,7 @@ export function replySink(reply: FastifyReply): ResponseSink {
 
 export function contextFromFastify(deps: Deps, req: FastifyRequest, reply: FastifyReply): ContextInner {
   const userAgent = req.headers['user-agent'];
-  return createContextInner({
+  const ctx = createContextInner({
     deps,
     requestId: req.id,
     ip: req.ip,
@@ -45,4 +45,6 @@ export function contextFromFastify(deps: Deps, req: FastifyRequest, reply: Fasti
     credentials: credentialsOf(req),
     response: replySink(reply),
   });
+  req.trace = ctx.trace;
+  return ctx;
 }

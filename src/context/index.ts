@@ -53,6 +53,8 @@ export type ContextInner = {
   credentials: Credentials;
   response: ResponseSink;
   actor: Actor | null;
+  /** Facts about the request gathered on the way, for the access log. */
+  trace: { userId: string | null };
 };
 
 export type ContextInput = {
@@ -87,6 +89,7 @@ export function createContextInner(input: ContextInput): ContextInner {
     credentials: input.credentials ?? {},
     response: input.response ?? recordingSink(),
     actor: null,
+    trace: { userId: null },
   };
 }
 

@@ -1,4 +1,9 @@
 // Every entity the ORM knows; adding one here is how a table joins the schema (then `npm run db:migration:create`).
 import { AppSettingSchema } from './AppSetting.ts';
+import { RefreshTokenSchema } from './RefreshToken.ts';
+import { SessionSchema } from './Session.ts';
+import { UserSchema } from './User.ts';
+import { UserOrgRoleSchema } from './UserOrgRole.ts';
+import { WsTicketSchema } from './WsTicket.ts';
 
-export const entities = [AppSettingSchema];
+export const entities = [AppSettingSchema, UserSchema, UserOrgRoleSchema, SessionSchema, RefreshTokenSchema, WsTicketSchema];

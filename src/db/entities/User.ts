@@ -1,0 +1,26 @@
+// Users: one role each, case-insensitively unique usernames, at most one CEO (enforced by the database).
+import { defineEntity, p } from '@mikro-orm/core';
+
+export const UserSchema = defineEntity({
+  name: 'User',
+  tableName: 'users',
+  properties: {
+    id: p.uuid().primary(),
+    username: p.string().length(128),
+    /** NFC + lower case: the uniqueness and login key (CONTRACT §3.4). */
+    usernameKey: p.string().length(128).unique('users_username_key_unique'),
+    passwordHash: p.text(),
+    role: p.string().length(32),
+    mustChangePassword: p.boolean().default(false),
+    createdAt: p.datetime(3),
+    updatedAt: p.datetime(3),
+  },
+  indexes: [
+    { name: 'users_created_at_id_idx', properties: ['createdAt', 'id'] },
+    // Exactly one CEO: a partial unique index, so a concurrent second CEO loses in the database.
+    { name: 'users_one_ceo', expression: `create unique index "users_one_ceo" on "users" ("role") where "role" = 'ceo'` },
+  ],
+  checks: [{ name: 'users_role_check', expression: `role in ('ceo', 'manager', 'board_member', 'pair_programmer', 'observer')` }],
+});
+export class User extends UserSchema.class {}
+UserSchema.setClass(User);

@@ -1,0 +1,43 @@
+// Test shortcuts: create users straight through the services and sign them in.
+import { randomBytes } from 'node:crypto';
+import { insertUser } from '../../src/services/auth/accounts.ts';
+import type { Role } from '../../src/services/auth/guards.ts';
+import { issueSession } from '../../src/services/auth/sessions.ts';
+import type { TestService } from './service.ts';
+
+export type TestUser = {
+  id: string;
+  username: string;
+  password: string;
+  role: Role;
+  token: string;
+  sessionId: string;
+  refreshToken: string;
+  csrfToken: string;
+  /** Bearer headers for app.inject. */
+  headers: { authorization: string };
+  /** A createCaller bound to this user's bearer token. */
+  caller: ReturnType<TestService['caller']>;
+};
+
+/** Creates a user (default role observer) with a live session. */
+export async function createUser(svc: TestService, opts: { role?: Role; username?: string; password?: string; mustChangePassword?: boolean } = {}): Promise<TestUser> {
+  const username = opts.username ?? `user_${randomBytes(4).toString('hex')}`;
+  const password = opts.password ?? `pw-${randomBytes(8).toString('hex')}`;
+  const role = opts.role ?? 'observer';
+  const em = svc.deps.orm.em.fork();
+  const row = await em.transactional((tx) => insertUser(tx, svc.deps, { username, password, role, mustChangePassword: opts.mustChangePassword ?? false }));
+  const session = await em.transactional((tx) => issueSession(tx, svc.deps, row.id, { ip: '127.0.0.1', userAgent: 'vitest' }));
+  return {
+    id: row.id,
+    username,
+    password,
+    role,
+    token: session.accessToken,
+    sessionId: session.sessionId,
+    refreshToken: session.refreshToken,
+    csrfToken: session.csrfToken,
+    headers: { authorization: `Bearer ${session.accessToken}` },
+    caller: svc.caller({ bearerToken: session.accessToken }),
+  };
+}
