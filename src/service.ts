@@ -6,11 +6,14 @@ import type { Config } from './config.ts';
 import { systemClock, type Clock, type Deps } from './context/deps.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { loadSecret } from './db/secret.ts';
+import { loadProviderCatalogue } from './data/providerCatalogue.ts';
 
 export type Service = { app: FastifyInstance; db: Database; deps: Deps; close(): Promise<void> };
 
 export async function createService(config: Config, logger: Logger, opts: { clock?: Clock; database?: Database } = {}): Promise<Service> {
   const startedAt = performance.now();
+  // Validated before anything starts, so a broken PROVIDERS_FILE stops the boot with its own message.
+  const providers = config.providersFile ? loadProviderCatalogue(config.providersFile) : loadProviderCatalogue();
   const log = {
     debug: (m: string) => logger.debug(m),
     info: (m: string) => logger.info(m),
@@ -19,7 +22,7 @@ export async function createService(config: Config, logger: Logger, opts: { cloc
   const db = opts.database ?? (await openDatabase(config, log));
   try {
     const secret = await loadSecret(db.orm.em.fork(), config.appSecret);
-    const deps: Deps = { config, orm: db.orm, clock: opts.clock ?? systemClock, logger, secret, startedAt };
+    const deps: Deps = { config, orm: db.orm, clock: opts.clock ?? systemClock, logger, secret, startedAt, providers };
     const app = await buildApp(deps);
     return {
       app,

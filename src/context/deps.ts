@@ -2,6 +2,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
+import type { ProviderCatalogue } from '../data/providerCatalogue.ts';
 
 /** Time source; injected so expiry, windows and sessions are testable without sleeping. */
 export type Clock = { now(): Date };
@@ -15,4 +16,6 @@ export type Deps = {
   /** HMAC key for cursors and other server-signed values (CONTRACT §6 APP_SECRET). */
   secret: Buffer;
   startedAt: number;
+  /** The model provider catalogue (PROVIDERS_FILE or the shipped default), validated at boot. */
+  providers: ProviderCatalogue;
 };
