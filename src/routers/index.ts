@@ -1,9 +1,11 @@
 // The application router: every procedure of every area, the AppRouter type the dashboard imports, createCaller.
 import { createCallerFactory, router } from '../trpc.ts';
+import { authRouter } from './auth/router.ts';
 import { probesRouter } from './probes/router.ts';
 
 export const appRouter = router({
   probes: probesRouter,
+  auth: authRouter,
 });
 
 export type AppRouter = typeof appRouter;

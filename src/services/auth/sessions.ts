@@ -192,3 +192,35 @@ export async function revokeUserSessions(em: EntityManager, deps: Deps, userId: 
 export async function revokeByToken(em: EntityManager, deps: Deps, accessToken: string): Promise<void> {
   await lucia(em, deps).invalidateSession(accessToken);
 }
+
+/**
+ * Gives an existing session new tokens while keeping its id (after a password change); its earlier
+ * refresh tokens are dropped, so presenting one is simply unknown (1000).
+ */
+export async function reissueTokens(em: EntityManager, deps: Deps, sessionId: string): Promise<IssuedSession> {
+  const now = deps.clock.now();
+  const [session] = await sqlRows<{ absolute_expires_at: Date }>(em, 'select absolute_expires_at from sessions where id = ? for update', [sessionId]);
+  if (!session) throw ApiError.unauthorized();
+  const absolute = new Date(session.absolute_expires_at).getTime();
+  const accessToken = newToken(32);
+  const refreshToken = newToken(32);
+  const expiresAt = new Date(Math.min(now.getTime() + deps.config.accessTokenTtl * 1000, absolute));
+  const refreshExpiresAt = new Date(Math.min(now.getTime() + deps.config.refreshTokenTtl * 1000, absolute));
+  await sqlRun(em, 'delete from refresh_tokens where session_id = ? and used_at is null', [sessionId]);
+  await sqlRun(em, 'update sessions set token_hash = ?, expires_at = ?, refresh_expires_at = ?, last_active_at = ? where id = ?', [
+    sha256(accessToken),
+    expiresAt,
+    refreshExpiresAt,
+    now,
+    sessionId,
+  ]);
+  await insertRefreshToken(em, sessionId, refreshToken, now, refreshExpiresAt);
+  return {
+    sessionId,
+    accessToken,
+    refreshToken,
+    csrfToken: newToken(32),
+    expiresIn: Math.round((expiresAt.getTime() - now.getTime()) / 1000),
+    refreshExpiresIn: Math.round((refreshExpiresAt.getTime() - now.getTime()) / 1000),
+  };
+}

@@ -1,0 +1,64 @@
+// Schemas of the authentication and session endpoints (CONTRACT §4.2).
+import { z } from 'zod';
+import { ROLES } from '../../services/auth/guards.ts';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../services/auth/passwords.ts';
+import { Username } from '../../services/auth/usernames.ts';
+
+const NewPassword = z
+  .string()
+  .min(MIN_PASSWORD_LENGTH)
+  .max(MAX_PASSWORD_LENGTH)
+  .describe(`${MIN_PASSWORD_LENGTH}..${MAX_PASSWORD_LENGTH} characters, not whitespace-only, not the username; compared exactly as sent`);
+// Logins accept any length so a wrong short password is a 401 like any other wrong password.
+const AnyPassword = z.string().min(1).max(1024);
+
+export const SetupRequest = z.strictObject({ username: Username, password: NewPassword }).meta({ id: 'SetupRequest' });
+export const LoginRequest = z.strictObject({ username: Username, password: AnyPassword }).meta({ id: 'LoginRequest' });
+export const ChangePasswordRequest = z
+  .strictObject({ current_password: AnyPassword, new_password: NewPassword })
+  .meta({ id: 'ChangePasswordRequest' });
+
+export const UserInfoResponse = z
+  .object({
+    id: z.string(),
+    username: z.string(),
+    role: z.enum(ROLES),
+    must_change_password: z.boolean(),
+    org_roles: z.array(z.string()),
+    scoped_departments: z.array(z.string()),
+  })
+  .meta({ id: 'UserInfoResponse' });
+
+export const CookieSessionResponse = z
+  .object({
+    session_id: z.string(),
+    expires_in: z.int().describe('Seconds the access token (the `session` cookie) stays valid'),
+    refresh_expires_in: z.int().describe('Seconds the refresh token stays valid'),
+    must_change_password: z.boolean(),
+    user: UserInfoResponse,
+  })
+  .meta({ id: 'CookieSessionResponse' });
+
+export const WsTicketResponse = z
+  .object({ ticket: z.string(), expires_in: z.literal(30) })
+  .meta({ id: 'WsTicketResponse' });
+
+export const SessionResponse = z
+  .object({
+    session_id: z.string(),
+    user_id: z.string(),
+    username: z.string(),
+    ip_address: z.string().nullable(),
+    user_agent: z.string().nullable(),
+    created_at: z.string(),
+    last_active_at: z.string(),
+    expires_at: z.string(),
+    is_current: z.boolean(),
+  })
+  .meta({ id: 'SessionResponse' });
+
+export const ListSessionsInput = z.object({
+  scope: z.enum(['own', 'all']).default('own').describe('`all` lists every user\'s sessions (CEO only)'),
+});
+
+export const RevokeSessionInput = z.object({ session_id: z.string().min(1).max(128) });
