@@ -2,10 +2,12 @@
 import { createCallerFactory, router } from '../trpc.ts';
 import { authRouter } from './auth/router.ts';
 import { probesRouter } from './probes/router.ts';
+import { setupRouter } from './setup/router.ts';
 
 export const appRouter = router({
   probes: probesRouter,
   auth: authRouter,
+  setup: setupRouter,
 });
 
 export type AppRouter = typeof appRouter;

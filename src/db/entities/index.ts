@@ -2,8 +2,10 @@
 import { AppSettingSchema } from './AppSetting.ts';
 import { RefreshTokenSchema } from './RefreshToken.ts';
 import { SessionSchema } from './Session.ts';
+import { SetupAgentSchema } from './SetupAgent.ts';
+import { SetupStateSchema } from './SetupState.ts';
 import { UserSchema } from './User.ts';
 import { UserOrgRoleSchema } from './UserOrgRole.ts';
 import { WsTicketSchema } from './WsTicket.ts';
 
-export const entities = [AppSettingSchema, UserSchema, UserOrgRoleSchema, SessionSchema, RefreshTokenSchema, WsTicketSchema];
+export const entities = [AppSettingSchema, UserSchema, UserOrgRoleSchema, SessionSchema, RefreshTokenSchema, WsTicketSchema, SetupStateSchema, SetupAgentSchema];

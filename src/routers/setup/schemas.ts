@@ -1,0 +1,119 @@
+// Schemas of the setup wizard endpoints (CONTRACT §4.4).
+import { z } from 'zod';
+import { ALL_NAME_LOCALES } from '../../data/nameLocales.ts';
+import { AgentLevel, ModelTier, TemplateInfo } from '../../data/templates.ts';
+import { page, pageQueryShape } from '../../services/pagination.ts';
+
+/** Trimmed free text that must keep at least one character. */
+const text = (max: number) => z.string().trim().min(1).max(max);
+
+export const SetupStatusResponse = z
+  .object({
+    needs_admin: z.boolean().describe('No CEO exists yet: first-run administrator setup (POST /auth/setup) is still due.'),
+    needs_setup: z.boolean().describe('The wizard has not been completed.'),
+    has_providers: z.boolean().describe('The provider catalogue offers at least one provider.'),
+    has_name_locales: z.boolean().describe('Name locales were explicitly chosen.'),
+    has_company: z.boolean(),
+    has_agents: z.boolean(),
+    min_password_length: z.int(),
+  })
+  .meta({ id: 'SetupStatusResponse' });
+
+export const TemplateInfoResponse = TemplateInfo.meta({ id: 'TemplateInfoResponse' });
+export const TemplateList = z.array(TemplateInfoResponse);
+
+/** Path parameter: the agent's position in the roster. The REST facade turns digits into a number. */
+const AgentIndex = z.int().min(0).describe('Position of the agent in the roster (0-based).');
+
+export const SetupAgentSummary = z
+  .object({
+    agent_index: z.int().min(0),
+    name: z.string(),
+    role: z.string(),
+    department: z.string(),
+    level: AgentLevel,
+    model_provider: z.string(),
+    model_id: z.string(),
+    tier: ModelTier.describe('Tier of the assigned model.'),
+    personality_preset: z.string(),
+  })
+  .meta({ id: 'SetupAgentSummary' });
+
+export const SetupCompanyRequest = z
+  .strictObject({
+    company_name: text(200),
+    description: z.string().max(1000).nullish(),
+    template_name: z.string().min(1).max(128).nullish().describe('A builtin template (GET /setup/templates); replaces the agent roster.'),
+  })
+  .meta({ id: 'SetupCompanyRequest' });
+
+export const SetupCompanyResponse = z
+  .object({
+    company_name: z.string(),
+    description: z.string().nullable(),
+    template_applied: z.string().nullable(),
+    department_count: z.int().min(0).describe('Distinct departments of the roster.'),
+    agents: z.array(SetupAgentSummary),
+    agent_count: z.int().min(0),
+  })
+  .meta({ id: 'SetupCompanyResponse' });
+
+export const SetupAgentRequest = z
+  .strictObject({
+    name: text(200),
+    role: text(100),
+    level: AgentLevel.default('mid'),
+    personality_preset: z.string().min(1).max(64).default('pragmatic_builder').describe('One of GET /setup/personality-presets.'),
+    model_provider: z.string().min(1).max(64),
+    model_id: z.string().min(1).max(128),
+    department: text(100).default('engineering'),
+    budget_limit_monthly: z.number().min(0).max(1_000_000).nullish(),
+  })
+  .meta({ id: 'SetupAgentRequest' });
+
+export const SetupAgentResponse = z
+  .object({
+    agent_index: z.int().min(0),
+    name: z.string(),
+    role: z.string(),
+    department: z.string(),
+    model_provider: z.string(),
+    model_id: z.string(),
+  })
+  .meta({ id: 'SetupAgentResponse' });
+
+export const AgentListInput = z.object(pageQueryShape);
+export const AgentPage = page(SetupAgentSummary);
+
+export const AgentIndexInput = z.strictObject({ agent_index: AgentIndex });
+export const UpdateAgentModelInput = z.strictObject({ agent_index: AgentIndex, model_provider: z.string().min(1).max(64), model_id: z.string().min(1).max(128) });
+export const UpdateAgentNameInput = z.strictObject({ agent_index: AgentIndex, name: text(200) });
+export const UpdateAgentPersonalityInput = z.strictObject({ agent_index: AgentIndex, personality_preset: z.string().min(1).max(64) });
+
+export const AvailableLocalesResponse = z
+  .object({
+    regions: z.record(z.string(), z.array(z.string())).describe(`Region → locale codes (${String(ALL_NAME_LOCALES.length)} codes in all).`),
+    display_names: z.record(z.string(), z.string()).describe('Locale code → human-readable label.'),
+  })
+  .meta({ id: 'AvailableLocalesResponse' });
+
+export const SetupNameLocalesResponse = z
+  .object({ locales: z.array(z.string()).describe('The chosen codes, or ["__all__"] for every locale (also when none were chosen).') })
+  .meta({ id: 'SetupNameLocalesResponse' });
+
+// The count bounds are checked by the service so that every selection problem is one 400/2000.
+export const SetupNameLocalesRequest = z
+  .strictObject({
+    locales: z.array(z.string()).describe('1..100 distinct codes of GET /setup/name-locales/available, or exactly ["__all__"].'),
+  })
+  .meta({ id: 'SetupNameLocalesRequest' });
+
+export const PersonalityPresetInfoResponse = z
+  .object({ name: z.string(), description: z.string() })
+  .meta({ id: 'PersonalityPresetInfoResponse' });
+export const PresetListInput = z.object(pageQueryShape);
+export const PresetPage = page(PersonalityPresetInfoResponse);
+
+export const SetupCompleteResponse = z
+  .object({ setup_complete: z.literal(true), completed_at: z.iso.datetime() })
+  .meta({ id: 'SetupCompleteResponse' });
