@@ -3,10 +3,12 @@ import { createCallerFactory, router } from '../trpc.ts';
 import { authRouter } from './auth/router.ts';
 import { probesRouter } from './probes/router.ts';
 import { setupRouter } from './setup/router.ts';
+import { usersRouter } from './users/router.ts';
 
 export const appRouter = router({
   probes: probesRouter,
   auth: authRouter,
+  users: usersRouter,
   setup: setupRouter,
 });
 

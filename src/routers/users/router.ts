@@ -1,0 +1,90 @@
+// users.{list, get, create, updateRole, delete, grantOrgRole, revokeOrgRole}
+import { z } from 'zod';
+import { authedProcedure, ceoProcedure, router } from '../../trpc.ts';
+import * as orgRoles from '../../services/users/orgRoles.ts';
+import * as users from '../../services/users/users.ts';
+import {
+  CreateUserInput,
+  DeleteUserInput,
+  GetUserInput,
+  GrantOrgRoleInput,
+  ListUsersInput,
+  ListUsersOutput,
+  RevokeOrgRoleInput,
+  UpdateUserRoleInput,
+  UserResponse,
+} from './schemas.ts';
+
+const tags = ['users'];
+
+export const usersRouter = router({
+  list: authedProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/users', tags, summary: 'List users, oldest first (created_at, id)', errorResponses: [400, 401, 429, 500, 503] },
+      rest: { list: true },
+    })
+    .input(ListUsersInput)
+    .output(ListUsersOutput)
+    .query(({ ctx, input }) => users.listUsers(ctx.em, ctx.deps, input)),
+
+  get: authedProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/users/{user_id}', tags, summary: 'Get a user', errorResponses: [400, 401, 404, 429, 500, 503] },
+      rest: { etag: true },
+    })
+    .input(GetUserInput)
+    .output(UserResponse)
+    .query(({ ctx, input }) => users.getUser(ctx.em, ctx.deps, input)),
+
+  create: ceoProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/users', tags, summary: 'Create a user who must change the password at first sign-in', errorResponses: [400, 401, 403, 409, 429, 500, 503] },
+      rest: { status: 201, location: '/api/v1/users/{id}', etag: true },
+      limits: { op: 'users.create' },
+    })
+    .input(CreateUserInput)
+    .output(UserResponse)
+    .mutation(({ ctx, input }) => users.createUser(ctx.em, ctx.deps, ctx.actor, input)),
+
+  updateRole: ceoProcedure
+    .meta({
+      openapi: { method: 'PATCH', path: '/users/{user_id}', tags, summary: "Change a user's role (If-Match honoured)", errorResponses: [400, 401, 403, 404, 409, 429, 500, 503] },
+      rest: { etag: true },
+      limits: { op: 'users.update_role' },
+    })
+    .input(UpdateUserRoleInput)
+    .output(UserResponse)
+    .mutation(({ ctx, input }) => users.updateUserRole(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch })),
+
+  // 409 is not in SERVICE-SPEC's table for this operation, but CONTRACT §4.3 (which wins) answers self/CEO/last owner with it.
+  delete: ceoProcedure
+    .meta({
+      openapi: { method: 'DELETE', path: '/users/{user_id}', tags, summary: "Delete a user and revoke all of the user's sessions", errorResponses: [400, 401, 403, 404, 409, 429, 500, 503] },
+      rest: { status: 204 },
+      limits: { op: 'users.delete' },
+    })
+    .input(DeleteUserInput)
+    .output(z.void())
+    .mutation(({ ctx, input }) => users.deleteUser(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch })),
+
+  grantOrgRole: ceoProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/users/{user_id}/org-roles', tags, summary: 'Grant an organization role', errorResponses: [400, 401, 403, 404, 409, 429, 500, 503] },
+      rest: { status: 201, etag: true },
+      limits: { op: 'users.grant_org_role' },
+    })
+    .input(GrantOrgRoleInput)
+    .output(UserResponse)
+    .mutation(({ ctx, input }) => orgRoles.grantOrgRole(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch })),
+
+  // 409 (last owner) as for delete: required by CONTRACT §4.3, missing from SERVICE-SPEC's table.
+  revokeOrgRole: ceoProcedure
+    .meta({
+      openapi: { method: 'DELETE', path: '/users/{user_id}/org-roles/{role}', tags, summary: 'Revoke an organization role', errorResponses: [400, 401, 403, 404, 409, 429, 500, 503] },
+      rest: { status: 204 },
+      limits: { op: 'users.revoke_org_role' },
+    })
+    .input(RevokeOrgRoleInput)
+    .output(z.void())
+    .mutation(({ ctx, input }) => orgRoles.revokeOrgRole(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch })),
+});
