@@ -1,3 +1,4 @@
+// End to end over HTTP: first-run setup, login, me, refresh and logout in one browser-like flow.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from './helpers/service.ts';
 
@@ -17,7 +18,7 @@ describe('first-run setup, login, me, refresh, logout', () => {
 
     const setup = await svc.app.inject({ method: 'POST', url: '/api/v1/auth/setup', payload: { username: 'Ceo', password: 'correct horse battery' } });
     expect(setup.statusCode).toBe(201);
-    const cookies = setup.cookies as Cookie[];
+    const cookies = setup.cookies;
     expect(cookies.map((c) => c.name).sort()).toEqual(['csrf_token', 'refresh_token', 'session']);
     const body = setup.json().data;
     expect(body).toMatchObject({ session_id: expect.any(String), expires_in: 3600, must_change_password: false, user: { username: 'Ceo', role: 'ceo' } });
@@ -36,7 +37,7 @@ describe('first-run setup, login, me, refresh, logout', () => {
     expect(old.statusCode).toBe(401);
     expect(old.json().error_detail.error_code).toBe(1000);
 
-    const fresh = jar(refreshed.cookies as Cookie[]);
+    const fresh = jar(refreshed.cookies);
     const out = await svc.app.inject({ method: 'POST', url: '/api/v1/auth/logout', cookies: fresh });
     expect(out.statusCode).toBe(204);
     const after = await svc.app.inject({ method: 'GET', url: '/api/v1/auth/me', cookies: fresh });

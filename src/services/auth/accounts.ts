@@ -24,7 +24,9 @@ export async function insertUser(
   deps: Deps,
   input: { username: string; password: string; role: Role; mustChangePassword: boolean },
 ): Promise<UserRow> {
-  assertPasswordPolicy(input.password, input.username);
+  // Stored the way the request schema normalises it, whoever calls (CONTRACT §3.4).
+  const username = input.username.trim().normalize('NFC');
+  assertPasswordPolicy(input.password, username);
   const passwordHash = await hashPassword(input.password);
   const now = deps.clock.now();
   try {
@@ -32,7 +34,7 @@ export async function insertUser(
       em,
       `insert into users (id, username, username_key, password_hash, role, must_change_password, created_at, updated_at)
        values (?, ?, ?, ?, ?, ?, ?, ?) returning *`,
-      [randomUUID(), input.username, usernameKey(input.username), passwordHash, input.role, input.mustChangePassword, now, now],
+      [randomUUID(), username, usernameKey(username), passwordHash, input.role, input.mustChangePassword, now, now],
     );
     if (!row) throw new Error('insert returned no row');
     return row;

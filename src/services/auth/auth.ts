@@ -5,7 +5,7 @@ import { sqlRows, sqlRun } from '../../db/sql.ts';
 import { ApiError } from '../../errors.ts';
 import { findUserById, findUserByUsername, insertUser, orgRolesOf, type UserRow } from './accounts.ts';
 import { clearSessionCookies, setSessionCookies } from './cookies.ts';
-import { assertLoginAllowed, recordLoginFailure, recordLoginSuccess } from './loginThrottle.ts';
+import { beginLoginAttempt, recordLoginSuccess } from './loginThrottle.ts';
 import { assertPasswordPolicy, dummyVerify, hashPassword, needsRehash, verifyPassword } from './passwords.ts';
 import { issueSession, reissueTokens, revokeByToken, revokeSession as revokeSessionById, revokeUserSessions, rotateSession, type IssuedSession } from './sessions.ts';
 import { usernameKey } from './usernames.ts';
@@ -41,28 +41,31 @@ async function ceoExists(em: EntityManager): Promise<boolean> {
 export async function setup(ctx: Context, input: { username: string; password: string }) {
   if (await ceoExists(ctx.em)) throw ApiError.conflict('first-run setup has already been done');
   const client = { ip: ctx.ip, userAgent: ctx.userAgent };
-  const { user, issued } = await ctx.em.transactional(async (tx) => {
-    const user = await insertUser(tx, ctx.deps, { ...input, role: 'ceo', mustChangePassword: false });
-    return { user, issued: await issueSession(tx, ctx.deps, user.id, client) };
-  });
+  const { user, issued } = await ctx.em
+    .transactional(async (tx) => {
+      const user = await insertUser(tx, ctx.deps, { ...input, role: 'ceo', mustChangePassword: false });
+      return { user, issued: await issueSession(tx, ctx.deps, user.id, client) };
+    })
+    .catch((error: unknown) => {
+      // A concurrent setup with the same name loses on the username index before the one-CEO index: still 4000.
+      if (error instanceof ApiError && (error.errorCode === 4000 || error.errorCode === 4001)) throw ApiError.conflict('first-run setup has already been done');
+      throw error;
+    });
   return sessionResponse(ctx, user, issued);
 }
 
 export async function login(ctx: Context, input: { username: string; password: string }) {
   if (!(await ceoExists(ctx.em))) throw ApiError.conflict('first-run setup has not been done');
   const key = usernameKey(input.username);
-  await assertLoginAllowed(ctx.deps, key, ctx.ip);
+  // Counted as a failure until it succeeds.
+  await beginLoginAttempt(ctx.deps, key, ctx.ip);
   const user = await findUserByUsername(ctx.em, input.username);
   if (!user) {
     // Same work and same answer as a wrong password, so the two cannot be told apart.
     await dummyVerify(input.password);
-    await recordLoginFailure(ctx.deps, key, ctx.ip);
     throw ApiError.unauthorized(INVALID_LOGIN);
   }
-  if (!(await verifyPassword(user.password_hash, input.password))) {
-    await recordLoginFailure(ctx.deps, key, ctx.ip);
-    throw ApiError.unauthorized(INVALID_LOGIN);
-  }
+  if (!(await verifyPassword(user.password_hash, input.password))) throw ApiError.unauthorized(INVALID_LOGIN);
   await recordLoginSuccess(ctx.deps, key, ctx.ip);
   const issued = await ctx.em.transactional(async (tx) => {
     if (needsRehash(user.password_hash)) {

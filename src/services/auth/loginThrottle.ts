@@ -33,25 +33,28 @@ function throttleFor(deps: Deps): Promise<Throttle> {
 
 const userIpKey = (usernameKey: string, ip: string) => `${ip}|${usernameKey}`;
 
-/** Refuses the attempt (429/5001) when either counter is exhausted; the 11th attempt is the first refused. */
-export async function assertLoginAllowed(deps: Deps, usernameKey: string, ip: string): Promise<void> {
+/**
+ * Counts the attempt as a failure before the password is checked, so concurrent guesses cannot all pass a
+ * check made before any of them was counted; a refused attempt gives its points back, a success its IP point.
+ * Refuses (429/5001) once either counter is past its limit: the 11th attempt is the first refused.
+ */
+export async function beginLoginAttempt(deps: Deps, usernameKey: string, ip: string): Promise<void> {
   const { byUserIp, byIp } = await throttleFor(deps);
-  const [userIp, perIp] = await Promise.all([byUserIp.get(userIpKey(usernameKey, ip)), byIp.get(ip)]);
-  const blocked = [
-    userIp && userIp.consumedPoints >= CONSECUTIVE_FAILS_BY_USER_IP.points ? userIp.msBeforeNext : 0,
-    perIp && perIp.consumedPoints >= FAILS_BY_IP.points ? perIp.msBeforeNext : 0,
-  ];
-  const waitMs = Math.max(...blocked);
-  if (waitMs > 0) throw ApiError.rateLimited(5001, waitMs / 1000, 'too many failed login attempts; retry later');
+  const key = userIpKey(usernameKey, ip);
+  // penalty() adds points without refusing, so it is the atomic increment both stores offer.
+  const [userIp, perIp] = await Promise.all([byUserIp.penalty(key, 1), byIp.penalty(ip, 1)]);
+  const waitMs = Math.max(
+    userIp.consumedPoints > CONSECUTIVE_FAILS_BY_USER_IP.points ? userIp.msBeforeNext : 0,
+    perIp.consumedPoints > FAILS_BY_IP.points ? perIp.msBeforeNext : 0,
+  );
+  if (waitMs > 0) {
+    await Promise.all([byUserIp.reward(key, 1), byIp.reward(ip, 1)]);
+    throw ApiError.rateLimited(5001, waitMs / 1000, 'too many failed login attempts; retry later');
+  }
 }
 
-export async function recordLoginFailure(deps: Deps, usernameKey: string, ip: string): Promise<void> {
-  const { byUserIp, byIp } = await throttleFor(deps);
-  // penalty() adds points without refusing, so the counters keep counting past their limits.
-  await Promise.all([byUserIp.penalty(userIpKey(usernameKey, ip), 1), byIp.penalty(ip, 1)]);
-}
-
+/** A success resets the (username, IP) counter and does not count against the IP. */
 export async function recordLoginSuccess(deps: Deps, usernameKey: string, ip: string): Promise<void> {
-  const { byUserIp } = await throttleFor(deps);
-  await byUserIp.delete(userIpKey(usernameKey, ip));
+  const { byUserIp, byIp } = await throttleFor(deps);
+  await Promise.all([byUserIp.delete(userIpKey(usernameKey, ip)), byIp.reward(ip, 1)]);
 }

@@ -101,17 +101,17 @@ export class MikroOrmSessionAdapter implements Adapter {
   }
 
   async updateSessionExpiration(token: string, expiresAt: Date): Promise<void> {
-    // lucia's active-period extension, capped by the session's absolute lifetime.
-    await sqlRun(this.em, 'update sessions set expires_at = least(?, absolute_expires_at) where token_hash = ? and revoked_at is null', [expiresAt, sha256(token)]);
+    // lucia's active-period extension, capped by the absolute lifetime and by the refresh window: a token that
+    // outlived its refresh window would belong to a session no longer listed or revocable as live.
+    await sqlRun(this.em, 'update sessions set expires_at = least(?, absolute_expires_at, refresh_expires_at) where token_hash = ? and revoked_at is null', [
+      expiresAt,
+      sha256(token),
+    ]);
   }
 
-  async deleteSession(token: string): Promise<void> {
-    await sqlRun(
-      this.em,
-      `update sessions set revoked_at = coalesce(revoked_at, now()), revoked_reason = coalesce(revoked_reason, 'logout') where token_hash = ?`,
-      [sha256(token)],
-    );
-  }
+  // lucia calls this when an access token has expired (or its user is gone). Expiry is not revocation: the
+  // session's refresh token may still renew it, so nothing is written. Logout revokes through SessionService.
+  async deleteSession(): Promise<void> {}
 
   async deleteUserSessions(userId: string): Promise<void> {
     await sqlRun(this.em, `update sessions set revoked_at = now(), revoked_reason = 'revoked' where user_id = ? and revoked_at is null`, [userId]);

@@ -40,10 +40,12 @@ function lucia(em: EntityManager, deps: Deps, adapter = new MikroOrmSessionAdapt
   });
 }
 
-/** Creates a session for `userId` (call inside the transaction that authenticated the user). */
+/** Creates a session for `userId`; call inside a transaction (the user row stays locked until it ends). */
 export async function issueSession(em: EntityManager, deps: Deps, userId: string, client: ClientInfo): Promise<IssuedSession> {
   const { config } = deps;
   const now = deps.clock.now();
+  // Serialises a user's concurrent sign-ins, so the cap holds: each one sees the sessions the others made.
+  await sqlRows(em, 'select id from users where id = ? for update', [userId]);
   // Make room under the per-user cap: the oldest live sessions go first.
   await sqlRun(
     em,
@@ -190,7 +192,11 @@ export async function revokeUserSessions(em: EntityManager, deps: Deps, userId: 
 
 /** Revokes the session an access token belongs to (logout); unknown tokens are ignored. */
 export async function revokeByToken(em: EntityManager, deps: Deps, accessToken: string): Promise<void> {
-  await lucia(em, deps).invalidateSession(accessToken);
+  // Not lucia's invalidateSession: the adapter's deleteSession is also lucia's expiry hook, which must not revoke.
+  await sqlRun(em, `update sessions set revoked_at = ?, revoked_reason = 'logout' where token_hash = ? and revoked_at is null`, [
+    deps.clock.now(),
+    sha256(accessToken),
+  ]);
 }
 
 /**

@@ -32,12 +32,16 @@ export async function issueTicket(em: EntityManager, deps: Deps, actor: Actor): 
   });
 }
 
-/** Redeems a ticket exactly once (any instance); null when unknown, expired or already used. */
+/** Redeems a ticket exactly once (any instance); null when unknown, expired, already used, or its session has ended. */
 export async function redeemTicket(em: EntityManager, deps: Deps, ticket: string): Promise<{ userId: string; sessionId: string } | null> {
+  const now = deps.clock.now();
+  // A logged-out or revoked session must not open a stream with a ticket it obtained just before.
   const [row] = await sqlRows<{ user_id: string; session_id: string }>(
     em,
-    'update ws_tickets set redeemed_at = ? where ticket_hash = ? and redeemed_at is null and expires_at > ? returning user_id, session_id',
-    [deps.clock.now(), sha256(ticket), deps.clock.now()],
+    `update ws_tickets t set redeemed_at = ? from sessions s
+      where t.ticket_hash = ? and t.redeemed_at is null and t.expires_at > ? and s.id = t.session_id and s.revoked_at is null
+      returning t.user_id, t.session_id`,
+    [now, sha256(ticket), now],
   );
   return row ? { userId: row.user_id, sessionId: row.session_id } : null;
 }
