@@ -189,7 +189,8 @@ function defaultLocate(path: readonly PropertyKey[]): string {
 function describeIssue(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case 'invalid_type':
-      return issue.input === undefined ? 'is required' : `must be ${issue.expected}`;
+      // zod 4 omits issue.input unless reportInput is on; its message still says what it received.
+      return issue.message.endsWith('received undefined') ? 'is required' : `must be ${issue.expected}`;
     case 'too_small':
       if (issue.origin === 'string') return `too short (min ${String(issue.minimum)})`;
       if (issue.origin === 'array' || issue.origin === 'set') return `must have at least ${String(issue.minimum)} items`;

@@ -59,7 +59,8 @@ async function handle(route: RestRoute, deps: Deps, req: FastifyRequest, reply: 
   if (status === 204) return reply.code(204).send();
   reply.code(status);
   if (route.rest.location && isRecord(result)) reply.header('location', fillTemplate(route.rest.location, result));
-  if (route.rest.etag) reply.header('etag', etagOf(result));
+  // A procedure may set its own tag (e.g. one that ignores a live countdown in the body).
+  if (route.rest.etag && !reply.hasHeader('etag')) reply.header('etag', etagOf(result));
   if (route.rest.list) {
     const listed = ListResult.parse(result);
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(pageEnvelope(listed.items, listed.pagination)));

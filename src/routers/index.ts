@@ -1,7 +1,9 @@
 // The application router: every procedure of every area, the AppRouter type the dashboard imports, createCaller.
 import { createCallerFactory, router } from '../trpc.ts';
+import { approvalsRouter } from './approvals/router.ts';
 import { authRouter } from './auth/router.ts';
 import { probesRouter } from './probes/router.ts';
+import { reviewsRouter } from './reviews/router.ts';
 import { setupRouter } from './setup/router.ts';
 import { usersRouter } from './users/router.ts';
 
@@ -10,6 +12,8 @@ export const appRouter = router({
   auth: authRouter,
   users: usersRouter,
   setup: setupRouter,
+  approvals: approvalsRouter,
+  reviews: reviewsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,11 +1,13 @@
 // Every entity the ORM knows; adding one here is how a table joins the schema (then `npm run db:migration:create`).
 import { AppSettingSchema } from './AppSetting.ts';
+import { ApprovalSchema } from './Approval.ts';
 import { RefreshTokenSchema } from './RefreshToken.ts';
 import { SessionSchema } from './Session.ts';
 import { SetupAgentSchema } from './SetupAgent.ts';
 import { SetupStateSchema } from './SetupState.ts';
+import { StageDecisionSchema } from './StageDecision.ts';
 import { UserSchema } from './User.ts';
 import { UserOrgRoleSchema } from './UserOrgRole.ts';
 import { WsTicketSchema } from './WsTicket.ts';
 
-export const entities = [AppSettingSchema, UserSchema, UserOrgRoleSchema, SessionSchema, RefreshTokenSchema, WsTicketSchema, SetupStateSchema, SetupAgentSchema];
+export const entities = [AppSettingSchema, UserSchema, UserOrgRoleSchema, SessionSchema, RefreshTokenSchema, WsTicketSchema, SetupStateSchema, SetupAgentSchema, ApprovalSchema, StageDecisionSchema];

@@ -1,0 +1,216 @@
+// GET /api/v1/approvals?status=pending over 100,000 approvals (first vs deep page) and approve throughput on distinct approvals.
+// Run by hand: node_modules/.bin/node bench/approvals.ts  (BENCH_DURATION, BENCH_CONNECTIONS override 10 s and 50).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { loadConfig } from '../src/config.ts';
+import { sqlRows, sqlRun } from '../src/db/sql.ts';
+import { createLogger } from '../src/logger.ts';
+import { createService } from '../src/service.ts';
+import { insertUser } from '../src/services/auth/accounts.ts';
+import { issueSession } from '../src/services/auth/sessions.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const NODE = path.join(root, 'node_modules', '.bin', 'node');
+const AUTOCANNON = path.join(root, 'node_modules', 'autocannon', 'autocannon.js');
+const APPROVALS = 100_000;
+const DEEP_ROWS = 50_000;
+const DECISIONS = 20_000;
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+type LoadResult = { requestsPerSecond: number; p50: number; p99: number; non2xx: number; errors: number; ok: number; seconds: number };
+
+const AutocannonJson = z.object({
+  requests: z.object({ average: z.number() }),
+  latency: z.object({ p50: z.number(), p99: z.number() }),
+  non2xx: z.number(),
+  errors: z.number(),
+  '2xx': z.number(),
+  duration: z.number(),
+});
+
+const PageJson = z.object({
+  data: z.array(z.object({ id: z.string(), status: z.literal('pending') })),
+  pagination: z.object({ next_cursor: z.string().nullable() }),
+});
+
+async function run(args: readonly string[]): Promise<LoadResult> {
+  const child = spawn(NODE, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`autocannon exited with ${String(code)}`);
+  const parsed = AutocannonJson.parse(JSON.parse(out));
+  return {
+    requestsPerSecond: parsed.requests.average,
+    p50: parsed.latency.p50,
+    p99: parsed.latency.p99,
+    non2xx: parsed.non2xx,
+    errors: parsed.errors,
+    ok: parsed['2xx'],
+    seconds: parsed.duration,
+  };
+}
+
+/** One autocannon run in its own process, so the load generator does not share the server's event loop. */
+function load(url: string, token: string, durationS: number): Promise<LoadResult> {
+  return run([AUTOCANNON, '-c', String(CONNECTIONS), '-d', String(durationS), '-H', `authorization=Bearer ${token}`, '--json', '-n', url]);
+}
+
+// The CLI repeats one URL per connection; distinct approvals need the API's setupRequest, which hands every
+// request (across all connections) the next id of the list.
+const DECIDE_SCRIPT = `
+const autocannon = require(${JSON.stringify(path.join(root, 'node_modules', 'autocannon'))});
+const [base, token, idsFile, connections] = process.argv.slice(1);
+const ids = JSON.parse(require('node:fs').readFileSync(idsFile, 'utf8'));
+let next = 0;
+autocannon({
+  url: base, connections: Number(connections), amount: ids.length,
+  headers: { authorization: 'Bearer ' + token, 'content-type': 'application/json' },
+  requests: [{ method: 'POST', body: '{"comment":null}', setupRequest: (req) => ({ ...req, path: '/api/v1/approvals/' + ids[next++ % ids.length] + '/approve' }) }],
+}, (err, result) => {
+  if (err) { console.error(err); process.exit(1); }
+  process.stdout.write(JSON.stringify(result));
+});
+`;
+
+const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agent-org-bench-approvals-'));
+// As root the embedded server runs as `postgres` and must reach its data dir.
+await fs.chmod(dataDir, 0o755);
+// Rate limits off: one user sending tens of thousands of requests a minute is the point here.
+const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: '0', RATE_LIMITS_ENABLED: 'false' });
+const service = await createService(config, createLogger(config.logLevel));
+try {
+  const { deps } = service;
+  const em = deps.orm.em.fork();
+  const signIn = async (username: string, role: 'manager' | 'board_member') => {
+    const user = await insertUser(em, deps, { username, password: `${username} bench password`, role, mustChangePassword: false });
+    const session = await em.transactional((tx) => issueSession(tx, deps, user.id, { ip: '127.0.0.1', userAgent: 'bench' }));
+    return { user, token: session.accessToken };
+  };
+  const requester = await signIn('bench_requester', 'manager');
+  const approver = await signIn('bench_approver', 'board_member');
+
+  // One statement: 60 % pending (a third of them with a deadline a day away), the rest decided or expired;
+  // rows come in pairs sharing a millisecond, so the id tie-break of the keyset is exercised too.
+  const seedStarted = performance.now();
+  await sqlRun(
+    em,
+    `insert into approvals (id, action_type, title, description, requested_by_id, requested_by, risk_level, status,
+                            created_at, expires_at, decided_at, decided_by_id, decided_by, decision_reason, task_id, metadata)
+     select gen_random_uuid(),
+            (array['deploy:production', 'budget:increase', 'hire:agent', 'access:grant', 'data:export'])[g % 5 + 1],
+            'Bench approval ' || g, 'Seeded for the list benchmark', ?::uuid, ?,
+            (array['low', 'medium', 'high', 'critical'])[g % 4 + 1],
+            s.status,
+            base - (g / 2) * interval '1 millisecond',
+            case when s.status = 'pending' and g % 3 = 0 then base + interval '1 day'
+                 when s.status = 'expired' then base - interval '1 hour' end,
+            case when s.status in ('approved', 'rejected') then base end,
+            case when s.status in ('approved', 'rejected') then ?::uuid end,
+            case when s.status in ('approved', 'rejected') then ? end,
+            case when s.status = 'rejected' then 'no' end,
+            'task-' || (g % 1000), jsonb_build_object('n', g::text)
+       from generate_series(1, ?) as g,
+            lateral (select case when g % 10 < 6 then 'pending' when g % 10 < 8 then 'approved' when g % 10 = 8 then 'rejected' else 'expired' end as status) s,
+            (select now() as base) b`,
+    [requester.user.id, requester.user.username, approver.user.id, approver.user.username, APPROVALS],
+  );
+  await sqlRun(em, 'analyze approvals');
+  const seedMs = performance.now() - seedStarted;
+
+  const base = await service.app.listen({ port: 0, host: '127.0.0.1' });
+  const headers = { authorization: `Bearer ${approver.token}` };
+  // The deep cursor is taken the way a client gets one: by walking pages of 200 through the API.
+  let cursor: string | null = null;
+  for (let seen = 0; seen < DEEP_ROWS; ) {
+    const res = await fetch(`${base}/api/v1/approvals?status=pending&limit=200${cursor ? `&cursor=${cursor}` : ''}`, { headers });
+    const page = PageJson.parse(await res.json());
+    seen += page.data.length;
+    cursor = page.pagination.next_cursor;
+    if (cursor === null) throw new Error(`ran out of pending approvals after ${seen}`);
+  }
+  const first = `${base}/api/v1/approvals?status=pending&limit=50`;
+  const deep = `${base}/api/v1/approvals?status=pending&limit=50&cursor=${cursor}`;
+  if (PageJson.parse(await (await fetch(deep, { headers })).json()).data.length !== 50) throw new Error('the deep page is not full');
+
+  // The plan the list query gets (same SQL as the service, with a deep keyset position).
+  const [position] = await sqlRows<{ created_at: string; id: string }>(
+    em,
+    `select created_at::text, id::text from approvals where status = 'pending' and (expires_at is null or expires_at > now())
+      order by created_at desc, id desc offset ? limit 1`,
+    [DEEP_ROWS],
+  );
+  const explain = (keyset: string, params: unknown[]) =>
+    sqlRows<{ 'QUERY PLAN': string }>(
+      em,
+      `explain (analyze, buffers off, timing off, summary on)
+       select * from approvals where status = 'pending' and (expires_at is null or expires_at > now()) ${keyset}
+        order by created_at desc, id desc limit 51`,
+      params,
+    );
+  const firstPlan = await explain('', []);
+  const deepPlan = await explain('and (created_at, id) < (?::timestamptz, ?::uuid)', [position?.created_at, position?.id]);
+
+  await load(first, approver.token, 3);
+  await load(deep, approver.token, 3);
+  const firstResult = await load(first, approver.token, DURATION_S);
+  const deepResult = await load(deep, approver.token, DURATION_S);
+
+  // Decisions: distinct pending approvals without a deadline, each approved once.
+  const targets = await sqlRows<{ id: string }>(
+    em,
+    `select id::text from approvals where status = 'pending' and expires_at is null order by created_at desc, id desc limit ?`,
+    [DECISIONS],
+  );
+  const approvedCount = async () => {
+    const [count] = await sqlRows<{ n: number }>(em, `select count(*)::int as n from approvals where status = 'approved'`);
+    return count?.n ?? 0;
+  };
+  const approvedBefore = await approvedCount();
+  const idsFile = path.join(dataDir, 'decide-ids.json');
+  await fs.writeFile(idsFile, JSON.stringify(targets.map((t) => t.id)));
+  const decide = await run(['-e', DECIDE_SCRIPT, base, approver.token, idsFile, String(CONNECTIONS)]);
+  const newlyApproved = (await approvedCount()) - approvedBefore;
+
+  const row = (name: string, r: LoadResult) =>
+    `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.non2xx} | ${r.errors} |`;
+  const out = [
+    `### ${new Date().toISOString().slice(0, 10)} — ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Node ${process.versions.node}, ${os.type()} ${os.release()}`,
+    '',
+    `Load average when the runs ended: ${os.loadavg().map((l) => l.toFixed(1)).join(' / ')} (1/5/15 min; the machine is shared, so numbers vary with what else runs).`,
+    '',
+    `Seeded ${APPROVALS.toLocaleString('en-US')} approvals (60 % pending) with one INSERT … SELECT generate_series in ${(seedMs / 1000).toFixed(1)} s.`,
+    '',
+    `GET /api/v1/approvals?status=pending&limit=50, ${CONNECTIONS} connections, ${DURATION_S} s each after a 3 s warm-up, autocannon in its own process:`,
+    '',
+    '| page | req/s | p50 ms | p99 ms | non-2xx | errors |',
+    '|---|---:|---:|---:|---:|---:|',
+    row('first', firstResult),
+    row(`deep (after ${DEEP_ROWS.toLocaleString('en-US')} pending rows)`, deepResult),
+    '',
+    `deep/first p99 ratio: **${(deepResult.p99 / firstResult.p99).toFixed(2)}**, throughput ratio: **${(deepResult.requestsPerSecond / firstResult.requestsPerSecond).toFixed(2)}**`,
+    '',
+    `POST /api/v1/approvals/{id}/approve on ${targets.length.toLocaleString('en-US')} distinct pending approvals, ${CONNECTIONS} connections:`,
+    '',
+    '| decisions/s (2xx ÷ run time) | p50 ms | p99 ms | 2xx | non-2xx | errors | rows newly approved in the database |',
+    '|---:|---:|---:|---:|---:|---:|---:|',
+    `| ${(decide.ok / decide.seconds).toFixed(0)} | ${decide.p50.toFixed(1)} | ${decide.p99.toFixed(1)} | ${decide.ok} | ${decide.non2xx} | ${decide.errors} | ${newlyApproved} |`,
+    '',
+    'Plans of the list query (first page, then the deep page):',
+    '',
+    '```',
+    ...firstPlan.map((p) => p['QUERY PLAN']),
+    '',
+    ...deepPlan.map((p) => p['QUERY PLAN']),
+    '```',
+  ];
+  console.log(out.join('\n'));
+} finally {
+  await service.close();
+  await fs.rm(dataDir, { recursive: true, force: true });
+}

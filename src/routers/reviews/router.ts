@@ -1,0 +1,36 @@
+// reviews.{decideStage, listStages}
+import { authedProcedure, router, writerProcedure } from '../../trpc.ts';
+import * as stages from '../../services/reviews/stages.ts';
+import { DecideStageInput, ListStagesInput, StageDecisionResponse } from './schemas.ts';
+
+export const reviewsRouter = router({
+  decideStage: writerProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/reviews/{task_id}/stages/{stage_name}/decide',
+        tags: ['reviews'],
+        summary: 'Decide a review stage of a task (final: a second decision is 409/4001)',
+        errorResponses: [400, 401, 403, 409, 429, 500, 503],
+      },
+      rest: { status: 201 },
+      limits: { op: 'reviews.decide_stage' },
+    })
+    .input(DecideStageInput)
+    .output(StageDecisionResponse)
+    .mutation(({ ctx, input }) => stages.decideStage(ctx.em, ctx.deps, ctx.actor, input)),
+
+  listStages: authedProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/reviews/{task_id}/stages',
+        tags: ['reviews'],
+        summary: "A task's stage decisions in decision order",
+        errorResponses: [400, 401, 429, 500, 503],
+      },
+    })
+    .input(ListStagesInput)
+    .output(StageDecisionResponse.array())
+    .query(({ ctx, input }) => stages.listStages(ctx.em, input.task_id)),
+});
