@@ -7,6 +7,10 @@ import { systemClock, type Clock, type Deps } from './context/deps.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { loadSecret } from './db/secret.ts';
 import { loadProviderCatalogue } from './data/providerCatalogue.ts';
+import { nativePool } from './db/pool.ts';
+import { RequestLimiter } from './limits/limiter.ts';
+import { parseRateLimitOverrides, resolvePolicy } from './limits/policy.ts';
+import { startApprovalExpirySweeper } from './services/approvals/expiry.ts';
 
 export type Service = { app: FastifyInstance; db: Database; deps: Deps; close(): Promise<void> };
 
@@ -14,6 +18,8 @@ export async function createService(config: Config, logger: Logger, opts: { cloc
   const startedAt = performance.now();
   // Validated before anything starts, so a broken PROVIDERS_FILE stops the boot with its own message.
   const providers = config.providersFile ? loadProviderCatalogue(config.providersFile) : loadProviderCatalogue();
+  // Also validated when limits are off, so switching them back on cannot meet a broken RATE_LIMITS.
+  const ratePolicy = resolvePolicy(parseRateLimitOverrides(config.rateLimitOverrides));
   const log = {
     debug: (m: string) => logger.debug(m),
     info: (m: string) => logger.info(m),
@@ -22,13 +28,24 @@ export async function createService(config: Config, logger: Logger, opts: { cloc
   const db = opts.database ?? (await openDatabase(config, log));
   try {
     const secret = await loadSecret(db.orm.em.fork(), config.appSecret);
-    const deps: Deps = { config, orm: db.orm, clock: opts.clock ?? systemClock, logger, secret, startedAt, providers };
+    const clock = opts.clock ?? systemClock;
+    const limiter = config.rateLimitsEnabled
+      ? new RequestLimiter({
+          // PostgreSQL shares every bucket between instances; memory suits one instance on the embedded database.
+          store: config.rateLimitStore === 'postgres' ? { kind: 'postgres', pool: await nativePool(db.orm) } : { kind: 'memory' },
+          policy: ratePolicy,
+          now: () => clock.now().getTime(),
+        })
+      : null;
+    const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter };
     const app = await buildApp(deps);
+    const stopSweeper = startApprovalExpirySweeper(deps);
     return {
       app,
       db,
       deps,
       async close() {
+        stopSweeper();
         await app.close();
         if (!opts.database) await db.close();
       },

@@ -44,10 +44,10 @@ export const router = t.router;
 export const middleware = t.middleware;
 export const createCallerFactory = t.createCallerFactory;
 
-const withLimits = t.middleware(async ({ ctx, meta, next }) => {
-  await applyLimits(ctx, meta?.limits?.op);
-  return next();
-});
+// Wraps the rest of the call (not just its start) because the in-flight cap holds its slot until it ends.
+const withLimits = t.middleware(({ ctx, meta, path, type, next }) =>
+  applyLimits(ctx, { path, op: meta?.limits?.op, mutation: type === 'mutation' }, () => next()),
+);
 
 /** Anyone; per-operation limits from meta apply, keyed by client IP. */
 export const publicProcedure = t.procedure.use(withLimits);

@@ -128,6 +128,20 @@ describe('RateLimit headers: remaining and reset', () => {
   });
 });
 
+describe('peek: the room left, without counting a call', () => {
+  it('reports what the next consume would see and leaves the count unchanged', async () => {
+    const t = setup();
+    expect(await t.limiter.peek('user-1')).toEqual({ limit: 5, remaining: 5, resetSeconds: 0 });
+    await t.burst(5);
+    expect(await t.limiter.peek('user-1')).toEqual({ limit: 5, remaining: 0, resetSeconds: 72 });
+    t.at(WINDOW_MS + 36_000);
+    for (let i = 0; i < 3; i++) await t.limiter.peek('user-1');
+    expect(await t.limiter.peek('user-1')).toEqual({ limit: 5, remaining: 3, resetSeconds: 0 });
+    // Peeks spent nothing: the previous 5 weigh 2, so 3 calls still pass.
+    expect((await t.burst(4)).map((d) => d.allowed)).toEqual([true, true, true, false]);
+  });
+});
+
 describe('configuration', () => {
   it('refuses a store that forgets the previous window before it stops counting', () => {
     const store = new RateLimiterMemory({ ...slidingWindowStoreOptions(WINDOW_S), duration: WINDOW_S });

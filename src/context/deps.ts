@@ -3,6 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { ProviderCatalogue } from '../data/providerCatalogue.ts';
+import type { RequestLimiter } from '../limits/limiter.ts';
 
 /** Time source; injected so expiry, windows and sessions are testable without sleeping. */
 export type Clock = { now(): Date };
@@ -18,4 +19,6 @@ export type Deps = {
   startedAt: number;
   /** The model provider catalogue (PROVIDERS_FILE or the shipped default), validated at boot. */
   providers: ProviderCatalogue;
+  /** CONTRACT §5 rate limits; null when RATE_LIMITS_ENABLED=false. */
+  limiter: RequestLimiter | null;
 };

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { entities } from './entities/index.ts';
+import { RATE_LIMIT_TABLE_NAME } from '../limits/stores.ts';
 
 export const migrationsDir = fileURLToPath(new URL('./migrations', import.meta.url));
 
@@ -28,6 +29,8 @@ export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}):
     pool: { min: 0, max: 20, idleTimeoutMillis: 30_000 },
     // Every query fails fast instead of hanging when the database disappears (readyz must answer in 2 s).
     driverOptions: { connectionTimeoutMillis: 2000 },
+    // The limiter table belongs to rate-limiter-flexible (created by a hand-written migration), not to an entity.
+    schemaGenerator: { skipTables: [RATE_LIMIT_TABLE_NAME] },
     allowGlobalContext: false,
     debug: false,
     ...overrides,

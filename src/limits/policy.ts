@@ -1,5 +1,6 @@
 // The rate-limit policy table of CONTRACT §5: operation ids, their limits, and the RATE_LIMITS overrides.
 import { z } from 'zod';
+import { ConfigError } from '../config.ts';
 
 export const OperationId = z.enum([
   'auth.setup',
@@ -79,6 +80,12 @@ export const OPERATION_POLICIES: Readonly<Record<OperationId, OperationPolicy>> 
   'reviews.decide_stage': op(50, MINUTE, 'user'),
 });
 
+/**
+ * Procedures outside the global limit (5000): SERVICE-SPEC lists no 429 for them, and orchestrators poll
+ * the probes at any rate.
+ */
+export const GLOBAL_EXEMPT_PROCEDURES: ReadonlySet<string> = new Set(['probes.healthz', 'probes.readyz', 'setup.status']);
+
 export const GLOBAL_POLICIES: Readonly<Record<GlobalBucket, WindowPolicy>> = Object.freeze({
   'global.authenticated': { limit: 6000, window_s: MINUTE },
   'global.anonymous': { limit: 120, window_s: MINUTE },
@@ -117,4 +124,15 @@ export function resolvePolicy(overrides: RateLimitOverrides = {}): ResolvedPolic
     if (override !== undefined) global[bucket] = Object.freeze({ ...global[bucket], ...override });
   }
   return Object.freeze({ operations: Object.freeze(operations), global: Object.freeze(global) });
+}
+
+/** Validates the parsed `RATE_LIMITS` value at boot; the ConfigError names the offending key. */
+export function parseRateLimitOverrides(value: unknown): RateLimitOverrides {
+  const parsed = RateLimitOverrides.safeParse(value);
+  if (parsed.success) return parsed.data;
+  // Operation ids contain dots, so keys are bracketed: RATE_LIMITS["users.delete"].limit.
+  const where = (path: readonly PropertyKey[]) =>
+    path.map((part, i) => (i === 0 ? `[${JSON.stringify(String(part))}]` : `.${String(part)}`)).join('');
+  const lines = parsed.error.issues.map((issue) => `  RATE_LIMITS${where(issue.path)}: ${issue.message}`);
+  throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
 }

@@ -121,6 +121,22 @@ export class SlidingWindowLimiter {
     };
   }
 
+  /**
+   * How much room `key` has now, without counting a call: for the RateLimit-* headers of a call refused
+   * by another limit (5002), which must not spend a window slot.
+   */
+  async peek(key: string): Promise<{ readonly limit: number; readonly remaining: number; readonly resetSeconds: number }> {
+    const now = Math.floor(this.#now());
+    const index = Math.floor(now / this.#windowMs);
+    const [current, previous] = await Promise.all([this.#store.get(`${key}:${index}`), this.#store.get(`${key}:${index - 1}`)]);
+    const state: WindowState = {
+      previous: previous?.consumedPoints ?? 0,
+      current: current?.consumedPoints ?? 0,
+      elapsed: now - index * this.#windowMs,
+    };
+    return { limit: this.limit, remaining: this.#remaining(state), resetSeconds: this.#secondsUntilSlot(state) };
+  }
+
   // weighted > limit, multiplied through by the window length to stay in integers.
   #weightedExceedsLimit(s: WindowState): boolean {
     const w = this.#windowMs;

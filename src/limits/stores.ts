@@ -10,8 +10,10 @@ export const RATE_LIMIT_TABLE_NAME = 'rate_limit_counters';
  * `lib/RateLimiterPostgres.js` `_getCreateTableStmt()`; its upsert is `INSERT … VALUES (key, points, expire)
  * ON CONFLICT(key)`, so names, order and the primary key must stay exactly as they are. `expire` is epoch
  * milliseconds, NULL = never. The index is ours: `clearExpired` runs `DELETE … WHERE expire < $1`.
+ * UNLOGGED is ours too: every limited request writes a counter, and a logged table would make each of
+ * those commits wait for a WAL flush; a crash of the database server merely resets the counters.
  */
-export const RATE_LIMIT_TABLE_DDL = `create table "${RATE_LIMIT_TABLE_NAME}" (
+export const RATE_LIMIT_TABLE_DDL = `create unlogged table "${RATE_LIMIT_TABLE_NAME}" (
   "key" varchar(255) primary key,
   "points" integer not null default 0,
   "expire" bigint

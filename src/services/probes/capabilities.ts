@@ -5,7 +5,8 @@ export function capabilities(deps: Deps) {
   return {
     events: false,
     refresh_tokens: true,
-    shared_rate_limits: deps.config.rateLimitsEnabled && deps.config.rateLimitStore === 'postgres',
+    // What was wired, not what was asked for: the limiter is null when RATE_LIMITS_ENABLED=false.
+    shared_rate_limits: deps.limiter?.storeKind === 'postgres',
     metrics: false,
     docs: true,
   };
