@@ -1,6 +1,6 @@
 // buildApp(deps) → a ready Fastify instance (no listen), so the server, tests and benchmarks share it.
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
@@ -22,7 +22,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const { config } = deps;
   const app = Fastify({
     loggerInstance: deps.logger,
-    disableRequestLogging: true,
+    // Our own onResponse hook writes the one access-log line per request.
+    logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

@@ -7,6 +7,11 @@ if (major < 22) {
   process.exit(1);
 }
 
+// V8 keeps compiled (and type-stripped) modules on disk, so a restart skips most of the ~2 s of
+// parsing our dependencies cost (bench/RESULTS.md); NODE_COMPILE_CACHE may name the directory.
+const { enableCompileCache } = await import('node:module');
+enableCompileCache();
+
 const { default: closeWithGrace } = await import('close-with-grace');
 const { loadConfig, ConfigError } = await import('./config.ts');
 const { createLogger } = await import('./logger.ts');

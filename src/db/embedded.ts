@@ -31,12 +31,15 @@ type Log = { debug(msg: string): void; info(msg: string): void; warn(msg: string
 const DB_NAME = 'agent_org';
 const PG_USER = 'agent_org';
 
-/** Starts (initialising on first use) a PostgreSQL server whose data lives in `dir`. */
-export async function startEmbeddedPostgres(dir: string, log: Log): Promise<EmbeddedDatabase> {
+/**
+ * Starts (initialising on first use) a PostgreSQL server whose data lives in `dir`, on a free port
+ * unless one is given (a restart on the same port lets open pools reconnect).
+ */
+export async function startEmbeddedPostgres(dir: string, log: Log, opts: { port?: number } = {}): Promise<EmbeddedDatabase> {
   await fs.mkdir(path.dirname(dir), { recursive: true });
   const password = await readOrCreatePassword(`${dir}.password`);
   await stopStalePostmaster(dir, log);
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const server = new EmbeddedPostgres({
     databaseDir: dir,
     user: PG_USER,

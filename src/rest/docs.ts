@@ -1,6 +1,5 @@
 // The reference UI at /docs (Scalar, served locally) and the error-type page at /docs/errors.
-import type { FastifyInstance } from 'fastify';
-import scalar from '@scalar/fastify-api-reference';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Deps } from '../context/deps.ts';
 import { errorCatalogue } from './openapi.ts';
 
@@ -9,16 +8,47 @@ const DOCS_CSP =
   "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
   "font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
+/** The routes Scalar's plugin serves with `routePrefix: '/docs'` and a `url` source. */
+const SCALAR_ROUTES = ['/docs', '/docs/', '/docs/js/scalar.js'];
+
 export async function docsRoutes(app: FastifyInstance, _opts: { deps: Deps }): Promise<void> {
   app.addHook('onSend', async (req, reply, payload) => {
     if (req.url === '/docs' || req.url.startsWith('/docs/') || req.url.startsWith('/docs?')) reply.header('content-security-policy', DOCS_CSP);
     return payload;
   });
-  await app.register(scalar, {
-    routePrefix: '/docs',
-    configuration: { url: '/api/v1/openapi.json', title: 'agent-org API', withDefaultFonts: false },
-    logLevel: 'silent',
+  // Scalar's plugin module inlines its 4 MB UI bundle and an OpenAPI parser: ~40 MB of resident memory
+  // and a noticeable share of boot time (bench/RESULTS.md) for a page few clients ever open. It is
+  // loaded on the first /docs request instead, into a small Fastify instance of its own that these
+  // routes forward to, and closed with the app.
+  let reference: Promise<FastifyInstance> | undefined;
+  const loadReference = async (): Promise<FastifyInstance> => {
+    const { default: scalar } = await import('@scalar/fastify-api-reference');
+    const ui = Fastify({ logger: false });
+    await ui.register(scalar, {
+      routePrefix: '/docs',
+      configuration: { url: '/api/v1/openapi.json', title: 'agent-org API', withDefaultFonts: false },
+      logLevel: 'silent',
+    });
+    await ui.ready();
+    return ui;
+  };
+  const forward = async (req: FastifyRequest, reply: FastifyReply) => {
+    reference ??= loadReference().catch((error: unknown) => {
+      reference = undefined;
+      throw error;
+    });
+    const res = await (await reference).inject({ method: 'GET', url: req.url });
+    for (const name of ['content-type', 'location']) {
+      const value = res.headers[name];
+      if (typeof value === 'string') reply.header(name, value);
+    }
+    return reply.code(res.statusCode).send(res.rawPayload);
+  };
+  for (const url of SCALAR_ROUTES) app.get(url, forward);
+  app.addHook('onClose', async () => {
+    if (reference) await (await reference.catch(() => undefined))?.close();
   });
+
   const page = renderErrorPage();
   app.get('/docs/errors', async (_req, reply) => reply.type('text/html; charset=utf-8').send(page));
 }

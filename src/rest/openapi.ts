@@ -46,8 +46,77 @@ export function buildOpenApiDocument(publicUrl: string): OpenAPIObject {
     defs: { ProblemDetail: ProblemDetailSchema, ErrorDetail: ErrorDetailSchema, ErrorResponse: ErrorEnvelopeSchema, Pagination },
   });
   for (const route of routeTable) describeRoute(doc, route);
-  doc.tags = [...new Set(routeTable.flatMap((r) => r.meta.openapi.tags ?? []))].map((name) => ({ name }));
+  doc.tags = [...new Set(routeTable.flatMap((r) => r.meta.openapi.tags ?? []))].map((name) => {
+    const description = TAG_DESCRIPTIONS[name];
+    return description === undefined ? { name } : { name, description };
+  });
+  pruneSchemas(doc);
   return doc;
+}
+
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  probes: 'Liveness, readiness and the capability report.',
+  auth: 'First-run setup, login, sessions, refresh, password change and WebSocket tickets.',
+  users: 'User administration: roles and organization roles.',
+  setup: 'The first-run setup wizard: company, agents, name locales, personality presets.',
+  approvals: 'Approval requests and their decisions.',
+  reviews: 'Decisions on the review stages of a task.',
+};
+
+const SCHEMA_REF = '#/components/schemas/';
+
+/**
+ * trpc-to-openapi registers error schemas for responses we replace, and zod-openapi names the output
+ * variant of a registered schema `<Name>Output`; drop what nothing references and give the survivors
+ * their plain names, so the document lists only what the API really sends.
+ */
+function pruneSchemas(doc: OpenAPIObject): void {
+  const schemas = doc.components?.schemas;
+  if (!schemas) return;
+  const reachable = new Set<string>();
+  const queue = refsIn({ ...doc, components: { ...doc.components, schemas: {} } });
+  for (let name = queue.pop(); name !== undefined; name = queue.pop()) {
+    if (reachable.has(name)) continue;
+    reachable.add(name);
+    queue.push(...refsIn(schemas[name]));
+  }
+  for (const name of Object.keys(schemas)) if (!reachable.has(name)) Reflect.deleteProperty(schemas, name);
+  const renames = new Map<string, string>();
+  for (const name of Object.keys(schemas)) {
+    const plain = name.endsWith('Output') ? name.slice(0, -'Output'.length) : name;
+    if (plain !== name && plain !== '' && !(plain in schemas)) renames.set(name, plain);
+  }
+  if (renames.size === 0) return;
+  for (const [from, to] of renames) {
+    const schema = schemas[from];
+    if (schema === undefined) continue;
+    schemas[to] = schema;
+    Reflect.deleteProperty(schemas, from);
+  }
+  rewriteRefs(doc, renames);
+}
+
+function refsIn(node: unknown, found: string[] = []): string[] {
+  if (Array.isArray(node)) for (const item of node) refsIn(item, found);
+  else if (typeof node === 'object' && node !== null) {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string' && value.startsWith(SCHEMA_REF)) found.push(value.slice(SCHEMA_REF.length));
+      else refsIn(value, found);
+    }
+  }
+  return found;
+}
+
+function rewriteRefs(node: unknown, renames: Map<string, string>): void {
+  if (Array.isArray(node)) for (const item of node) rewriteRefs(item, renames);
+  else if (typeof node === 'object' && node !== null) {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string' && value.startsWith(SCHEMA_REF)) {
+        const renamed = renames.get(value.slice(SCHEMA_REF.length));
+        if (renamed !== undefined) Reflect.set(node, key, SCHEMA_REF + renamed);
+      } else rewriteRefs(value, renames);
+    }
+  }
 }
 
 function describeRoute(doc: OpenAPIObject, route: RestRoute): void {

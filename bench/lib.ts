@@ -1,0 +1,70 @@
+// Shared benchmark plumbing: autocannon in its own process, a service on a throwaway embedded database, report lines.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { loadConfig } from '../src/config.ts';
+import { createLogger } from '../src/logger.ts';
+import { createService, type Service } from '../src/service.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+export const NODE = path.join(root, 'node_modules', '.bin', 'node');
+const AUTOCANNON = path.join(root, 'node_modules', 'autocannon', 'autocannon.js');
+
+export const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+export type LoadResult = { requestsPerSecond: number; p50: number; p99: number; non2xx: number; errors: number };
+
+const AutocannonJson = z.object({
+  requests: z.object({ average: z.number() }),
+  latency: z.object({ p50: z.number(), p99: z.number() }),
+  non2xx: z.number(),
+  errors: z.number(),
+});
+
+export type LoadOptions = { connections?: number; durationS?: number; headers?: Record<string, string>; method?: string; body?: string };
+
+/** One autocannon run in its own process, so the load generator does not share the server's event loop. */
+export async function load(url: string, opts: LoadOptions = {}): Promise<LoadResult> {
+  const args = [AUTOCANNON, '-c', String(opts.connections ?? CONNECTIONS), '-d', String(opts.durationS ?? DURATION_S), '--json', '-n'];
+  for (const [name, value] of Object.entries(opts.headers ?? {})) args.push('-H', `${name}=${value}`);
+  if (opts.method) args.push('-m', opts.method);
+  if (opts.body !== undefined) args.push('-b', opts.body);
+  args.push(url);
+  const child = spawn(NODE, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`autocannon exited with ${String(code)}`);
+  const parsed = AutocannonJson.parse(JSON.parse(out));
+  return { requestsPerSecond: parsed.requests.average, p50: parsed.latency.p50, p99: parsed.latency.p99, non2xx: parsed.non2xx, errors: parsed.errors };
+}
+
+/** The production service on an embedded database in a fresh temporary DATA_DIR. */
+export async function startBenchService(env: Record<string, string> = {}): Promise<{ service: Service; close(): Promise<void> }> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agent-org-bench-'));
+  // As root the embedded server runs as `postgres` and must reach its data dir.
+  await fs.chmod(dataDir, 0o755);
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: '0', ...env });
+  const service = await createService(config, createLogger(config.logLevel));
+  return {
+    service,
+    async close() {
+      await service.close();
+      await fs.rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function machine(): string {
+  return `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${new Date().toISOString().slice(0, 10)}`;
+}
+
+export const TABLE_HEAD = '| case | req/s | p50 ms | p99 ms | non-2xx | errors |\n|---|---|---|---|---|---|';
+
+export function tableRow(name: string, r: LoadResult): string {
+  return `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.non2xx} | ${r.errors} |`;
+}
