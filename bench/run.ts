@@ -52,7 +52,7 @@ function descendants(pid: number): number[] {
 function servicePid(npmPid: number): number {
   const pid = descendants(npmPid).find((p) => {
     try {
-      return readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').includes('src/main.ts');
+      return readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').includes('bin/agent-org.mjs');
     } catch {
       return false;
     }

@@ -45,7 +45,6 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     const line = {
       method: req.method,
       route: req.routeOptions.url ?? req.url.split('?')[0],
-      url: req.url,
       status: reply.statusCode,
       duration_ms: Math.round(reply.elapsedTime * 100) / 100,
       user_id: req.trace?.userId ?? null,

@@ -5,12 +5,11 @@ import {
   ALL_NAME_LOCALES,
   LOCALE_DISPLAY_NAMES,
   NAME_LOCALE_REGIONS,
-  generateFullName,
   isNameLocale,
   localeSelectionProblem,
-  randomFullName,
   resolveNameLocales,
 } from '../src/data/nameLocales.ts';
+import { generateFullName, randomFullName } from '../src/data/nameGenerator.ts';
 
 describe('the locale list', () => {
   it('has exactly 57 distinct codes in 11 regions, each code in exactly one region', () => {

@@ -52,17 +52,17 @@ describe('POST /api/v1/setup/company with each builtin template', () => {
 });
 
 describe('templateRoster', () => {
-  it('gives an agent the nearest offered tier when its own is missing', () => {
+  it('gives an agent the nearest offered tier when its own is missing', async () => {
     const onlyMedium = parseProviderCatalogue(
       { providers: [{ name: 'acme', display_name: 'Acme', models: [{ id: 'acme-m', display_name: 'M', tier: 'medium' }] }] },
       'test',
     );
-    const roster = templateRoster(findTemplate('full_company')!, onlyMedium, ['en_US']);
+    const roster = await templateRoster(findTemplate('full_company')!, onlyMedium, ['en_US']);
     expect(roster.every((a) => a.model_provider === 'acme' && a.model_id === 'acme-m' && a.tier === 'medium')).toBe(true);
   });
 
-  it('is refused with 400/2000 when the catalogue is empty', () => {
-    expect(() => templateRoster(findTemplate('startup')!, { providers: [] }, null)).toThrow(expect.objectContaining({ errorCode: 2000 }));
+  it('is refused with 400/2000 when the catalogue is empty', async () => {
+    await expect(templateRoster(findTemplate('startup')!, { providers: [] }, null)).rejects.toThrow(expect.objectContaining({ errorCode: 2000 }));
   });
 });
 

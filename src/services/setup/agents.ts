@@ -189,7 +189,7 @@ export function randomizeAgentName(em: EntityManager, deps: Deps, input: { agent
   return editAgent(em, deps, input.agent_index, async (agent, locales, tx) => {
     // The new name differs from the current one and from every other agent's.
     const taken = new Set((await sqlRows<{ name: string }>(tx, 'select name from setup_agents')).map((r) => r.name));
-    return { name: localeName(locales, taken) };
+    return { name: await localeName(locales, taken) };
   });
 }
 

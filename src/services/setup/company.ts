@@ -28,14 +28,15 @@ export type SetupCompanyResponse = {
  * The template's agents with names drawn from the chosen locales (distinct within the roster) and the
  * catalogue's model for each agent's tier (the nearest tier when that one is not offered).
  */
-export function templateRoster(template: CompanyTemplate, catalogue: ProviderCatalogue, locales: readonly string[] | null): NewAgent[] {
+export async function templateRoster(template: CompanyTemplate, catalogue: ProviderCatalogue, locales: readonly string[] | null): Promise<NewAgent[]> {
   const taken = new Set<string>();
-  return template.agents.map((agent) => {
+  const roster: NewAgent[] = [];
+  for (const agent of template.agents) {
     const choice = pickModelForTier(catalogue, agent.tier);
     if (!choice) throw ApiError.validation('no model provider is configured, so the template agents cannot be given models');
-    const name = localeName(locales, taken);
+    const name = await localeName(locales, taken);
     taken.add(name);
-    return {
+    roster.push({
       name,
       role: agent.role,
       department: agent.department,
@@ -45,8 +46,9 @@ export function templateRoster(template: CompanyTemplate, catalogue: ProviderCat
       model_id: choice.model.id,
       tier: choice.model.tier,
       budget_limit_monthly: null,
-    };
-  });
+    });
+  }
+  return roster;
 }
 
 export async function createCompany(em: EntityManager, deps: Deps, input: CreateCompanyInput): Promise<SetupCompanyResponse> {
@@ -57,7 +59,7 @@ export async function createCompany(em: EntityManager, deps: Deps, input: Create
     if (templateName !== null) {
       const template = findTemplate(templateName);
       if (!template) throw ApiError.validation(`unknown template ${templateName}`);
-      await replaceRoster(tx, templateRoster(template, deps.providers, state.name_locales), now);
+      await replaceRoster(tx, await templateRoster(template, deps.providers, state.name_locales), now);
     } else if ((await agentCount(tx)) > 0) {
       // Without a template the roster would silently survive under a different company; make it explicit.
       throw ApiError.conflict('agents already exist; apply a template to replace them');

@@ -1,5 +1,5 @@
 // Agent names for the roster: realistic ones from the chosen locales, never repeating a name already taken.
-import { randomFullName } from '../../data/nameLocales.ts';
+import type * as NameGenerator from '../../data/nameGenerator.ts';
 
 const ATTEMPTS = 10;
 
@@ -19,7 +19,11 @@ export function distinctName(generate: () => string, taken: ReadonlySet<string>)
   }
 }
 
+// faker-js's locale data is tens of megabytes: it is loaded when the first name is generated, not at boot.
+let generator: Promise<typeof NameGenerator> | undefined;
+
 /** A realistic full name from a random locale of the stored selection (null: none chosen, i.e. all). */
-export function localeName(locales: readonly string[] | null, taken: ReadonlySet<string>): string {
+export async function localeName(locales: readonly string[] | null, taken: ReadonlySet<string>): Promise<string> {
+  const { randomFullName } = await (generator ??= import('../../data/nameGenerator.ts'));
   return distinctName(() => randomFullName(locales ?? []), taken);
 }

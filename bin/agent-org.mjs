@@ -1,0 +1,10 @@
+#!/usr/bin/env node
+// Launcher in plain JavaScript, so an old Node (which cannot even parse TypeScript) still gets a clear message.
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 22) {
+  console.error(
+    `agent-org needs Node.js 22 or newer (found ${process.versions.node}). Run it through npm (\`npm start\`), which uses the project's own Node 24.`,
+  );
+  process.exit(1);
+}
+await import('../src/main.ts');
