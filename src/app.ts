@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import type { Deps } from './context/deps.ts';
 import { contextFromFastify } from './context/fromFastify.ts';
@@ -13,6 +12,7 @@ import { docsRoutes } from './rest/docs.ts';
 import { restFacade } from './rest/facade.ts';
 import { openApiRoute } from './rest/openapi.ts';
 import { sendError } from './rest/reply.ts';
+import { securityHeaders } from './rest/securityHeaders.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -37,34 +37,32 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   // Before anything else, so auth, CSRF and rate-limit errors carry the id too.
-  app.addHook('onRequest', async (req, reply) => {
+  const staticHeaders = securityHeaders({ hsts: config.cookieSecure });
+  const apiHeaders = Object.freeze({ ...staticHeaders, 'cache-control': 'no-store' });
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.headers(req.url.startsWith('/api/') ? apiHeaders : staticHeaders);
     reply.header('x-request-id', req.id);
-    if (req.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+    done();
   });
-  app.addHook('onResponse', async (req, reply) => {
-    const line = {
-      method: req.method,
-      route: req.routeOptions.url ?? req.url.split('?')[0],
-      status: reply.statusCode,
-      duration_ms: Math.round(reply.elapsedTime * 100) / 100,
-      user_id: req.trace?.userId ?? null,
-    };
-    if (QUIET_ROUTES.has(line.route ?? '')) req.log.debug(line, 'request completed');
-    else req.log.info(line, 'request completed');
+  app.addHook('onResponse', (req, reply, done) => {
+    const route = req.routeOptions.url ?? req.url.split('?')[0] ?? '';
+    // Probes log at debug level; skip building their line when nobody will read it.
+    const quiet = QUIET_ROUTES.has(route);
+    if (!quiet || req.log.level === 'debug' || req.log.level === 'trace') {
+      const line = {
+        method: req.method,
+        route,
+        status: reply.statusCode,
+        duration_ms: Math.round(reply.elapsedTime * 100) / 100,
+        user_id: req.trace?.userId ?? null,
+      };
+      if (quiet) req.log.debug(line, 'request completed');
+      else req.log.info(line, 'request completed');
+    }
+    done();
   });
 
   await app.register(cookie);
-  await app.register(helmet, {
-    global: true,
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'none'"] },
-    },
-    frameguard: { action: 'deny' },
-    referrerPolicy: { policy: 'no-referrer' },
-    crossOriginResourcePolicy: { policy: 'same-origin' },
-    strictTransportSecurity: config.cookieSecure ? { maxAge: 15_552_000 } : false,
-  });
   const corsEnabled = config.corsOrigins.length > 0;
   if (corsEnabled) {
     await app.register(cors, {

@@ -79,10 +79,14 @@ export function recordingSink(): ResponseSink & { cookies: Map<string, { value: 
 }
 
 export function createContextInner(input: ContextInput): ContextInner {
+  let em: EntityManager | undefined;
   return {
     deps: input.deps,
-    // A fork per request keeps identity maps from leaking between requests.
-    em: input.deps.orm.em.fork(),
+    // A fork per request keeps identity maps from leaking between requests; made on first use, so
+    // requests that never touch the database (probes, 401s) do not pay for it.
+    get em() {
+      return (em ??= input.deps.orm.em.fork());
+    },
     requestId: input.requestId ?? randomUUID(),
     ip: input.ip ?? '127.0.0.1',
     userAgent: input.userAgent ?? null,
