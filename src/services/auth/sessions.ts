@@ -131,30 +131,8 @@ export async function rotateSession(em: EntityManager, deps: Deps, refreshToken:
     if (new Date(refresh.expires_at) <= now || new Date(session.absolute_expires_at) <= now) return { kind: 'unknown' as const };
 
     await sqlRun(tx, 'update refresh_tokens set used_at = ? where token_hash = ?', [now, sha256(refreshToken)]);
-    const accessToken = newToken(32);
-    const nextRefresh = newToken(32);
-    const expiresAt = new Date(Math.min(now.getTime() + deps.config.accessTokenTtl * 1000, new Date(session.absolute_expires_at).getTime()));
-    const refreshExpiresAt = new Date(Math.min(now.getTime() + deps.config.refreshTokenTtl * 1000, new Date(session.absolute_expires_at).getTime()));
-    await sqlRun(tx, 'update sessions set token_hash = ?, expires_at = ?, refresh_expires_at = ?, last_active_at = ? where id = ?', [
-      sha256(accessToken),
-      expiresAt,
-      refreshExpiresAt,
-      now,
-      session.id,
-    ]);
-    await insertRefreshToken(tx, session.id, nextRefresh, now, refreshExpiresAt);
-    return {
-      kind: 'rotated' as const,
-      issued: {
-        sessionId: session.id,
-        userId: session.user_id,
-        accessToken,
-        refreshToken: nextRefresh,
-        csrfToken: newToken(32),
-        expiresIn: Math.round((expiresAt.getTime() - now.getTime()) / 1000),
-        refreshExpiresIn: Math.round((refreshExpiresAt.getTime() - now.getTime()) / 1000),
-      },
-    };
+    const issued = await replaceTokens(tx, deps, session.id, new Date(session.absolute_expires_at), now);
+    return { kind: 'rotated' as const, issued: { ...issued, userId: session.user_id } };
   });
   switch (outcome.kind) {
     case 'rotated':
@@ -204,15 +182,19 @@ export async function revokeByToken(em: EntityManager, deps: Deps, accessToken: 
  * refresh tokens are dropped, so presenting one is simply unknown (1000).
  */
 export async function reissueTokens(em: EntityManager, deps: Deps, sessionId: string): Promise<IssuedSession> {
-  const now = deps.clock.now();
   const [session] = await sqlRows<{ absolute_expires_at: Date }>(em, 'select absolute_expires_at from sessions where id = ? for update', [sessionId]);
   if (!session) throw ApiError.unauthorized();
-  const absolute = new Date(session.absolute_expires_at).getTime();
+  await sqlRun(em, 'delete from refresh_tokens where session_id = ? and used_at is null', [sessionId]);
+  return replaceTokens(em, deps, sessionId, new Date(session.absolute_expires_at), deps.clock.now());
+}
+
+/** New access and refresh tokens for a locked session, never past its absolute lifetime. */
+async function replaceTokens(em: EntityManager, deps: Deps, sessionId: string, absoluteExpiresAt: Date, now: Date): Promise<IssuedSession> {
+  const absolute = absoluteExpiresAt.getTime();
   const accessToken = newToken(32);
   const refreshToken = newToken(32);
   const expiresAt = new Date(Math.min(now.getTime() + deps.config.accessTokenTtl * 1000, absolute));
   const refreshExpiresAt = new Date(Math.min(now.getTime() + deps.config.refreshTokenTtl * 1000, absolute));
-  await sqlRun(em, 'delete from refresh_tokens where session_id = ? and used_at is null', [sessionId]);
   await sqlRun(em, 'update sessions set token_hash = ?, expires_at = ?, refresh_expires_at = ?, last_active_at = ? where id = ?', [
     sha256(accessToken),
     expiresAt,
