@@ -11,10 +11,11 @@ afterAll(() => svc.close());
 const get = (url: string) => svc.app.inject({ method: 'GET', url });
 
 describe('GET /docs (the reference UI)', () => {
-  it('redirects /docs to /docs/', async () => {
+  it('serves the page at /docs itself (no redirect), loading the UI script by an absolute path', async () => {
     const res = await get('/docs');
-    expect(res.statusCode).toBe(301);
-    expect(res.headers.location).toBe('/docs/');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.body).toContain('src="/docs/js/scalar.js"');
   });
 
   it('serves an HTML page that loads the UI from this server and reads /api/v1/openapi.json', async () => {

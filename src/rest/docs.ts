@@ -37,12 +37,17 @@ export async function docsRoutes(app: FastifyInstance, _opts: { deps: Deps }): P
       reference = undefined;
       throw error;
     });
-    const res = await (await reference).inject({ method: 'GET', url: req.url });
+    // Scalar answers /docs with a redirect to /docs/ (its page loads `js/scalar.js` relatively); /docs is
+    // served directly instead, with that one path made absolute, so clients that do not follow
+    // redirects get the page too.
+    const atRoot = req.url === '/docs' || req.url.startsWith('/docs?');
+    const res = await (await reference).inject({ method: 'GET', url: atRoot ? '/docs/' : req.url });
     for (const name of ['content-type', 'location']) {
       const value = res.headers[name];
       if (typeof value === 'string') reply.header(name, value);
     }
-    return reply.code(res.statusCode).send(res.rawPayload);
+    const body = atRoot ? Buffer.from(res.body.replace('src="js/scalar.js"', 'src="/docs/js/scalar.js"')) : res.rawPayload;
+    return reply.code(res.statusCode).send(body);
   };
   for (const url of SCALAR_ROUTES) app.get(url, forward);
   app.addHook('onClose', async () => {
