@@ -1,70 +1,27 @@
 // GET /api/v1/approvals?status=pending over 100,000 approvals (first vs deep page) and approve throughput on distinct approvals.
 // Run by hand: node_modules/.bin/node bench/approvals.ts  (BENCH_DURATION, BENCH_CONNECTIONS override 10 s and 50).
-import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { loadConfig } from '../src/config.ts';
 import { sqlRows, sqlRun } from '../src/db/sql.ts';
-import { createLogger } from '../src/logger.ts';
-import { createService } from '../src/service.ts';
 import { insertUser } from '../src/services/auth/accounts.ts';
 import { issueSession } from '../src/services/auth/sessions.ts';
+import { AUTOCANNON_PACKAGE, CONNECTIONS, DURATION_S, load, runAutocannon, startBenchService, tableRow } from './lib.ts';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const NODE = path.join(root, 'node_modules', '.bin', 'node');
-const AUTOCANNON = path.join(root, 'node_modules', 'autocannon', 'autocannon.js');
 const APPROVALS = 100_000;
 const DEEP_ROWS = 50_000;
 const DECISIONS = 20_000;
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-
-type LoadResult = { requestsPerSecond: number; p50: number; p99: number; non2xx: number; errors: number; ok: number; seconds: number };
-
-const AutocannonJson = z.object({
-  requests: z.object({ average: z.number() }),
-  latency: z.object({ p50: z.number(), p99: z.number() }),
-  non2xx: z.number(),
-  errors: z.number(),
-  '2xx': z.number(),
-  duration: z.number(),
-});
 
 const PageJson = z.object({
   data: z.array(z.object({ id: z.string(), status: z.literal('pending') })),
   pagination: z.object({ next_cursor: z.string().nullable() }),
 });
 
-async function run(args: readonly string[]): Promise<LoadResult> {
-  const child = spawn(NODE, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  if (code !== 0) throw new Error(`autocannon exited with ${String(code)}`);
-  const parsed = AutocannonJson.parse(JSON.parse(out));
-  return {
-    requestsPerSecond: parsed.requests.average,
-    p50: parsed.latency.p50,
-    p99: parsed.latency.p99,
-    non2xx: parsed.non2xx,
-    errors: parsed.errors,
-    ok: parsed['2xx'],
-    seconds: parsed.duration,
-  };
-}
-
-/** One autocannon run in its own process, so the load generator does not share the server's event loop. */
-function load(url: string, token: string, durationS: number): Promise<LoadResult> {
-  return run([AUTOCANNON, '-c', String(CONNECTIONS), '-d', String(durationS), '-H', `authorization=Bearer ${token}`, '--json', '-n', url]);
-}
-
 // The CLI repeats one URL per connection; distinct approvals need the API's setupRequest, which hands every
 // request (across all connections) the next id of the list.
 const DECIDE_SCRIPT = `
-const autocannon = require(${JSON.stringify(path.join(root, 'node_modules', 'autocannon'))});
+const autocannon = require(${JSON.stringify(AUTOCANNON_PACKAGE)});
 const [base, token, idsFile, connections] = process.argv.slice(1);
 const ids = JSON.parse(require('node:fs').readFileSync(idsFile, 'utf8'));
 let next = 0;
@@ -78,12 +35,9 @@ autocannon({
 });
 `;
 
-const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agent-org-bench-approvals-'));
-// As root the embedded server runs as `postgres` and must reach its data dir.
-await fs.chmod(dataDir, 0o755);
 // Rate limits off: one user sending tens of thousands of requests a minute is the point here.
-const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: '0', RATE_LIMITS_ENABLED: 'false' });
-const service = await createService(config, createLogger(config.logLevel));
+const bench = await startBenchService({ RATE_LIMITS_ENABLED: 'false' }, { name: 'approvals' });
+const { service } = bench;
 try {
   const { deps } = service;
   const em = deps.orm.em.fork();
@@ -156,10 +110,10 @@ try {
   const firstPlan = await explain('', []);
   const deepPlan = await explain('and (created_at, id) < (?::timestamptz, ?::uuid)', [position?.created_at, position?.id]);
 
-  await load(first, approver.token, 3);
-  await load(deep, approver.token, 3);
-  const firstResult = await load(first, approver.token, DURATION_S);
-  const deepResult = await load(deep, approver.token, DURATION_S);
+  await load(first, { headers, durationS: 3 });
+  await load(deep, { headers, durationS: 3 });
+  const firstResult = await load(first, { headers });
+  const deepResult = await load(deep, { headers });
 
   // Decisions: distinct pending approvals without a deadline, each approved once.
   const targets = await sqlRows<{ id: string }>(
@@ -172,13 +126,11 @@ try {
     return count?.n ?? 0;
   };
   const approvedBefore = await approvedCount();
-  const idsFile = path.join(dataDir, 'decide-ids.json');
+  const idsFile = path.join(bench.dataDir, 'decide-ids.json');
   await fs.writeFile(idsFile, JSON.stringify(targets.map((t) => t.id)));
-  const decide = await run(['-e', DECIDE_SCRIPT, base, approver.token, idsFile, String(CONNECTIONS)]);
+  const decide = await runAutocannon(['-e', DECIDE_SCRIPT, base, approver.token, idsFile, String(CONNECTIONS)]);
   const newlyApproved = (await approvedCount()) - approvedBefore;
 
-  const row = (name: string, r: LoadResult) =>
-    `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.non2xx} | ${r.errors} |`;
   const out = [
     `### ${new Date().toISOString().slice(0, 10)} — ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Node ${process.versions.node}, ${os.type()} ${os.release()}`,
     '',
@@ -190,8 +142,8 @@ try {
     '',
     '| page | req/s | p50 ms | p99 ms | non-2xx | errors |',
     '|---|---:|---:|---:|---:|---:|',
-    row('first', firstResult),
-    row(`deep (after ${DEEP_ROWS.toLocaleString('en-US')} pending rows)`, deepResult),
+    tableRow('first', firstResult),
+    tableRow(`deep (after ${DEEP_ROWS.toLocaleString('en-US')} pending rows)`, deepResult),
     '',
     `deep/first p99 ratio: **${(deepResult.p99 / firstResult.p99).toFixed(2)}**, throughput ratio: **${(deepResult.requestsPerSecond / firstResult.requestsPerSecond).toFixed(2)}**`,
     '',
@@ -211,6 +163,5 @@ try {
   ];
   console.log(out.join('\n'));
 } finally {
-  await service.close();
-  await fs.rm(dataDir, { recursive: true, force: true });
+  await bench.close();
 }

@@ -1,23 +1,12 @@
 // What the rate limiter costs per request: the same authenticated routes with limits off, memory store, PostgreSQL store.
 // Run by hand: node_modules/.bin/node bench/limits.ts  (BENCH_DURATION seconds per run, default 10).
-import { spawn } from 'node:child_process';
-import fs from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
-import { loadConfig } from '../src/config.ts';
 import { createContextInner, recordingSink } from '../src/context/index.ts';
 import { applyLimits } from '../src/limits/middleware.ts';
-import { createLogger } from '../src/logger.ts';
-import { createService, type Service } from '../src/service.ts';
 import { insertUser } from '../src/services/auth/accounts.ts';
 import { issueSession } from '../src/services/auth/sessions.ts';
+import { DURATION_S, load, median, startBenchService, type BenchService, type LoadResult } from './lib.ts';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const NODE = path.join(root, 'node_modules', '.bin', 'node');
-const AUTOCANNON = path.join(root, 'node_modules', 'autocannon', 'autocannon.js');
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP_S = 2;
 const ROUNDS = 5;
 const CONNECTIONS = [1, 10];
@@ -40,59 +29,27 @@ const SETUPS = [
   { name: 'postgres', env: { RATE_LIMIT_STORE: 'postgres', RATE_LIMITS: NEVER_REFUSE } },
 ] as const;
 
-const AutocannonJson = z.object({
-  requests: z.object({ average: z.number() }),
-  latency: z.object({ p50: z.number(), p99: z.number() }),
-  non2xx: z.number(),
-  errors: z.number(),
-});
-type LoadResult = { requestsPerSecond: number; p50: number; p99: number; non2xx: number; errors: number };
+type Instance = BenchService & { name: string; base: string; serverMs: number[] };
 
-/** One autocannon run in its own process, so the load generator does not share the server's event loop. */
-async function load(url: string, token: string, connections: number, durationS: number): Promise<LoadResult> {
-  const args = [AUTOCANNON, '-c', String(connections), '-d', String(durationS), '-H', `authorization=Bearer ${token}`, '--json', '-n', url];
-  const child = spawn(NODE, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  if (code !== 0) throw new Error(`autocannon exited with ${String(code)}`);
-  const parsed = AutocannonJson.parse(JSON.parse(out));
-  return { requestsPerSecond: parsed.requests.average, p50: parsed.latency.p50, p99: parsed.latency.p99, non2xx: parsed.non2xx, errors: parsed.errors };
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
-
-type Instance = { name: string; service: Service; base: string; serverMs: number[] };
-
-const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agent-org-bench-limits-'));
-// As root the embedded server runs as `postgres` and must reach its data dir.
-await fs.chmod(dataDir, 0o755);
 const instances: Instance[] = [];
 try {
   // The first instance owns the embedded database; the others run on the same one with another limiter.
   for (const setup of SETUPS) {
-    const owner = instances[0]?.service;
-    const config = loadConfig({
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      PORT: '0',
-      ...(owner ? { DATABASE_URL: owner.db.url } : {}),
-      ...setup.env,
-    });
-    const service = await createService(config, createLogger(config.logLevel), owner ? { database: owner.db } : {});
+    const bench = await startBenchService(setup.env, { name: 'limits', sharing: instances[0] });
+    const { service } = bench;
     const serverMs: number[] = [];
     // Autocannon's latencies are whole milliseconds; the server's own clock resolves the sub-millisecond cost.
     service.app.addHook('onResponse', async (_req, reply) => {
       serverMs.push(reply.elapsedTime);
     });
     const base = await service.app.listen({ port: 0, host: '127.0.0.1' });
-    instances.push({ name: setup.name, service, base, serverMs });
+    instances.push({ ...bench, name: setup.name, base, serverMs });
   }
   const deps = instances[0]!.service.deps;
   const em = deps.orm.em.fork();
   const user = await insertUser(em, deps, { username: 'bench_limits', password: 'bench limits password', role: 'observer', mustChangePassword: false });
   const session = await em.transactional((tx) => issueSession(tx, deps, user.id, { ip: '127.0.0.1', userAgent: 'bench' }));
-  const token = session.accessToken;
+  const headers = { authorization: `Bearer ${session.accessToken}` };
 
   // The machine is shared, so load drifts during a run: the setups take turns in short rounds and
   // every figure is a median over all rounds, so drift hits each setup alike.
@@ -100,11 +57,11 @@ try {
   for (const route of ROUTES) {
     for (const connections of CONNECTIONS) {
       const runs = new Map<string, LoadResult[]>(instances.map((i) => [i.name, []]));
-      for (const instance of instances) await load(`${instance.base}${route.path}`, token, connections, WARMUP_S);
+      for (const instance of instances) await load(`${instance.base}${route.path}`, { headers, connections, durationS: WARMUP_S });
       for (const instance of instances) instance.serverMs.length = 0;
       for (let round = 0; round < ROUNDS; round++) {
         for (const instance of instances) {
-          runs.get(instance.name)?.push(await load(`${instance.base}${route.path}`, token, connections, DURATION_S / ROUNDS));
+          runs.get(instance.name)?.push(await load(`${instance.base}${route.path}`, { headers, connections, durationS: DURATION_S / ROUNDS }));
         }
       }
       const offServer = median(instances[0]!.serverMs);
@@ -170,7 +127,6 @@ try {
   console.log('|---|---:|---:|---:|');
   for (const row of direct) console.log(row);
 } finally {
-  for (const instance of instances.slice(1)) await instance.service.close();
-  await instances[0]?.service.close();
-  await fs.rm(dataDir, { recursive: true, force: true });
+  for (const instance of instances.slice(1)) await instance.close();
+  await instances[0]?.close();
 }

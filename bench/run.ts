@@ -2,27 +2,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../src/net/freePort.ts';
 import { benchHealthz } from './healthz.ts';
+import { median } from './lib.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = 3;
 const WARM_RUNS = 3;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (address && typeof address === 'object' ? resolve(address.port) : reject(new Error('no free port'))));
-    });
-  });
-}
 
 /** Child processes of `pid`, read from /proc (npm runs the script through a shell). */
 function descendants(pid: number): number[] {
@@ -97,7 +87,6 @@ async function stop(started: Started): Promise<void> {
   await exited;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agent-org-bench-start-'));

@@ -1,10 +1,9 @@
 // POST /auth/login: before setup, indistinguishable failures, username variants, throttling, session fixation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CEO, PROBLEM } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser } from './helpers/users.ts';
 
-const PROBLEM = { accept: 'application/problem+json' };
-const CEO = { username: 'chief', password: 'correct horse battery staple' };
 
 let svc: TestService;
 beforeAll(async () => {

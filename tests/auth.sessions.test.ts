@@ -1,10 +1,9 @@
 // GET /auth/sessions and DELETE /auth/sessions/{id}: own and (for the CEO) everyone's; the per-user cap.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CEO, PROBLEM } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
 
-const PROBLEM = { accept: 'application/problem+json' };
-const CEO = { username: 'chief', password: 'correct horse battery staple' };
 
 type Session = { session_id: string; user_id: string; username: string; is_current: boolean; created_at: string };
 

@@ -1,20 +1,18 @@
 // The roster: POST /setup/agent, GET /setup/agents, and the per-agent edits (randomize-name, model, name, personality).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from './helpers/service.ts';
-import { createUser, type TestUser } from './helpers/users.ts';
+import { sender } from './helpers/http.ts';
+import type { TestService } from './helpers/service.ts';
+import { startWithCeoAndObserver, type TestUser } from './helpers/users.ts';
 
 let svc: TestService;
 let ceo: TestUser;
 let observer: TestUser;
 beforeAll(async () => {
-  svc = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' } });
-  ceo = await createUser(svc, { role: 'ceo' });
-  observer = await createUser(svc, { role: 'observer' });
+  ({ svc, ceo, observer } = await startWithCeoAndObserver());
 });
 afterAll(() => svc.close());
 
-const send = (method: 'GET' | 'POST' | 'PUT', url: string, body?: object, user: TestUser = ceo, headers: Record<string, string> = {}) =>
-  svc.app.inject({ method, url: `/api/v1${url}`, headers: { ...user.headers, ...headers }, ...(body === undefined ? {} : { payload: body }) });
+const send = sender(() => svc, () => ceo);
 
 const minimal = { name: 'Ada Lovelace', role: 'Backend Engineer', model_provider: 'openai', model_id: 'gpt-5-mini' };
 

@@ -4,6 +4,7 @@ import { ALL_NAME_LOCALES } from '../src/data/nameLocales.ts';
 import { PERSONALITY_PRESETS } from '../src/data/personalityPresets.ts';
 import { TEMPLATE_NAMES } from '../src/data/templates.ts';
 import { routeTable } from '../src/rest/facade.ts';
+import { sender } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
 
@@ -19,8 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-const send = (method: 'GET' | 'POST' | 'PUT', url: string, body?: object, user: TestUser = ceo, headers: Record<string, string> = {}) =>
-  svc.app.inject({ method, url: `/api/v1${url}`, headers: { ...user.headers, ...headers }, ...(body === undefined ? {} : { payload: body }) });
+const send = sender(() => svc, () => ceo);
 
 describe('GET /api/v1/setup/status', () => {
   it('is public and reports a fresh deployment: no admin, nothing chosen, providers configured', () => {

@@ -1,21 +1,19 @@
 // POST /setup/company: creating the company with or without a template, roster replacement, and its 400/403/409 rules.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findTemplate } from '../src/data/templates.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
-import { createUser, type TestUser } from './helpers/users.ts';
+import { sender } from './helpers/http.ts';
+import type { TestService } from './helpers/service.ts';
+import { createUser, startWithCeoAndObserver, type TestUser } from './helpers/users.ts';
 
 let svc: TestService;
 let ceo: TestUser;
 let observer: TestUser;
 beforeAll(async () => {
-  svc = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' } });
-  ceo = await createUser(svc, { role: 'ceo' });
-  observer = await createUser(svc, { role: 'observer' });
+  ({ svc, ceo, observer } = await startWithCeoAndObserver());
 });
 afterAll(() => svc.close());
 
-const send = (method: 'GET' | 'POST' | 'PUT', url: string, body?: object, user: TestUser = ceo, headers: Record<string, string> = {}) =>
-  svc.app.inject({ method, url: `/api/v1${url}`, headers: { ...user.headers, ...headers }, ...(body === undefined ? {} : { payload: body }) });
+const send = sender(() => svc, () => ceo);
 
 const agent = (name: string) => ({ name, role: 'Engineer', model_provider: 'anthropic', model_id: 'claude-sonnet-4-5' });
 

@@ -5,14 +5,13 @@ import { findModel, parseProviderCatalogue } from '../src/data/providerCatalogue
 import { TEMPLATES, findTemplate } from '../src/data/templates.ts';
 import { templateRoster } from '../src/services/setup/company.ts';
 import { distinctName } from '../src/services/setup/names.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
-import { createUser, type TestUser } from './helpers/users.ts';
+import type { TestService } from './helpers/service.ts';
+import { startWithCeo, type TestUser } from './helpers/users.ts';
 
 let svc: TestService;
 let ceo: TestUser;
 beforeAll(async () => {
-  svc = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' } });
-  ceo = await createUser(svc, { role: 'ceo' });
+  ({ svc, ceo } = await startWithCeo());
 });
 afterAll(() => svc.close());
 

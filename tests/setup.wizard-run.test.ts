@@ -3,7 +3,7 @@ import { createTRPCClient, httpBatchLink, httpLink, TRPCClientError } from '@trp
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../src/routers/index.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
-import { createUser, type TestUser } from './helpers/users.ts';
+import { createUser, startWithCeo, type TestUser } from './helpers/users.ts';
 
 describe('the wizard through @trpc/client at /api/trpc', () => {
   let svc: TestService;
@@ -87,8 +87,7 @@ describe('the wizard through the REST facade at /api/v1', () => {
   let svc: TestService;
   let ceo: TestUser;
   beforeAll(async () => {
-    svc = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' } });
-    ceo = await createUser(svc, { role: 'ceo' });
+    ({ svc, ceo } = await startWithCeo());
   });
   afterAll(() => svc.close());
 

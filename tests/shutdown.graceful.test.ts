@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../src/net/freePort.ts';
 import { createTestDatabase } from './helpers/database.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -14,17 +14,6 @@ let child: ChildProcess;
 let port: number;
 let output = '';
 let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (address && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 function get(pathname: string): Promise<number> {
   return new Promise((resolve, reject) => {

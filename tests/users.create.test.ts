@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlRows } from '../src/db/sql.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
-import { createUser, type TestUser } from './helpers/users.ts';
+import type { TestService } from './helpers/service.ts';
+import { createUser, startWithCeo, type TestUser } from './helpers/users.ts';
 
 let svc: TestService;
 let ceo: TestUser;
 beforeAll(async () => {
-  svc = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' } });
-  ceo = await createUser(svc, { role: 'ceo' });
+  ({ svc, ceo } = await startWithCeo());
 });
 afterAll(() => svc.close());
 

@@ -3,14 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlRows, sqlRun } from '../src/db/sql.ts';
 import { issueSession } from '../src/services/auth/sessions.ts';
 import { deleteUser } from '../src/services/users/users.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
-import { createUser, type TestUser } from './helpers/users.ts';
+import type { TestService } from './helpers/service.ts';
+import { createUser, startWithCeo, type TestUser } from './helpers/users.ts';
 
 let svc: TestService;
 let ceo: TestUser;
 beforeAll(async () => {
-  svc = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' } });
-  ceo = await createUser(svc, { role: 'ceo' });
+  ({ svc, ceo } = await startWithCeo());
 });
 afterAll(() => svc.close());
 

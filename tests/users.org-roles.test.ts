@@ -1,18 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlRows, sqlRun } from '../src/db/sql.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
-import { createUser, type TestUser } from './helpers/users.ts';
+import { steppingClock, type TestService } from './helpers/service.ts';
+import { createUser, startWithCeo, type TestUser } from './helpers/users.ts';
 
-let offsetMs = 0;
-const clock = { now: () => new Date(Date.now() + offsetMs) };
-const tick = () => void (offsetMs += 1000);
+const { clock, tick } = steppingClock();
 
 let svc: TestService;
 let ceo: TestUser;
 beforeAll(async () => {
-  svc = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' }, clock });
-  ceo = await createUser(svc, { role: 'ceo' });
+  ({ svc, ceo } = await startWithCeo({ clock }));
 });
 afterAll(() => svc.close());
 

