@@ -43,3 +43,20 @@ describe('a role change', () => {
     await setRole(user.id, 'pair_programmer');
   });
 });
+
+describe('org roles on GET /auth/me', () => {
+  it('reflect grants and revocations on the next request, departments merged and sorted', async () => {
+    const user = await createUser(svc, { role: 'manager' });
+    const grant = (role: string, departments: string[]) =>
+      svc.db.orm.em
+        .fork()
+        .getConnection()
+        .execute('insert into user_org_roles (user_id, role, scoped_departments, created_at) values (?, ?, ?::text[], now())', [user.id, role, `{${departments.join(',')}}`]);
+    expect(await user.caller.auth.me()).toMatchObject({ org_roles: [], scoped_departments: [] });
+    await grant('editor', []);
+    await grant('department_admin', ['research', 'engineering']);
+    expect(await user.caller.auth.me()).toMatchObject({ org_roles: ['department_admin', 'editor'], scoped_departments: ['engineering', 'research'] });
+    await svc.db.orm.em.fork().getConnection().execute('delete from user_org_roles where user_id = ?', [user.id]);
+    expect(await user.caller.auth.me()).toMatchObject({ org_roles: [], scoped_departments: [] });
+  });
+});

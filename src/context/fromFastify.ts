@@ -6,7 +6,8 @@ export const COOKIE_NAMES = { session: 'session', csrf: 'csrf_token', refresh: '
 
 // Tokens are base64url; anything else (spaces, NULs, 8 KB blobs) is not a credential at all.
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{16,512}$/;
-const BEARER_PATTERN = /^Bearer ([A-Za-z0-9_-]{16,512})$/;
+// The scheme name is case-insensitive (RFC 9110 §11.1).
+const BEARER_PATTERN = /^Bearer ([A-Za-z0-9_-]{16,512})$/i;
 
 export function credentialsOf(req: FastifyRequest): Credentials {
   const cookies = req.cookies;

@@ -1,6 +1,7 @@
 // The request context: a pure inner part every transport (REST, /api/trpc, createCaller) builds the same way.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Role } from '../services/auth/roles.ts';
 import type { Deps } from './deps.ts';
 
 export type { Deps } from './deps.ts';
@@ -37,8 +38,10 @@ export type ResponseSink = {
 export type Actor = {
   userId: string;
   username: string;
-  role: string;
+  role: Role;
   mustChangePassword: boolean;
+  orgRoles: string[];
+  scopedDepartments: string[];
   sessionId: string;
   /** How the request proved who it is; CSRF applies to cookies only. */
   via: 'cookie' | 'bearer';

@@ -69,7 +69,7 @@ export const authRouter = router({
       allowPendingPasswordChange: true,
     })
     .output(UserInfoResponse)
-    .query(({ ctx }) => auth.me(ctx, ctx.actor)),
+    .query(({ ctx }) => auth.me(ctx.actor)),
 
   wsTicket: authedProcedure
     .meta({

@@ -4,8 +4,9 @@ import { ApiError } from '../../errors.ts';
 import { resolveSession, type ResolvedSession } from './sessions.ts';
 import { safeEqual } from './tokens.ts';
 
-export const ROLES = ['ceo', 'manager', 'board_member', 'pair_programmer', 'observer'] as const;
-export type Role = (typeof ROLES)[number];
+import type { Role } from './roles.ts';
+
+export { ROLES, type Role } from './roles.ts';
 
 export async function authenticate(ctx: Context, opts: { mutation: boolean; allowPendingPasswordChange: boolean }): Promise<Actor> {
   if (ctx.actor) return ctx.actor;
@@ -39,5 +40,5 @@ export async function authenticate(ctx: Context, opts: { mutation: boolean; allo
 }
 
 export function requireRole(actor: Actor, roles: readonly Role[]): void {
-  if (!(roles as readonly string[]).includes(actor.role)) throw ApiError.forbidden();
+  if (!roles.includes(actor.role)) throw ApiError.forbidden();
 }

@@ -13,6 +13,8 @@ export type SessionRow = {
   username: string | null;
   role: string | null;
   must_change_password: boolean | null;
+  /** The user's org roles with their departments, as one JSON array (one cheap subquery). */
+  org_roles: { role: string; departments: string[] }[];
 };
 
 export type SessionAttributes = {
@@ -24,7 +26,7 @@ export type SessionAttributes = {
   absolute_expires_at?: Date;
 };
 
-export type UserAttributes = { username: string; role: string; must_change_password: boolean };
+export type UserAttributes = { username: string; role: string; must_change_password: boolean; org_roles: string[]; scoped_departments: string[] };
 
 declare module 'lucia' {
   interface Register {
@@ -51,7 +53,10 @@ export class MikroOrmSessionAdapter implements Adapter {
     // The hot path: one indexed query (token hash → session → user).
     const rows = await sqlRows<SessionRow>(
       this.em,
-      `select s.id, s.user_id, s.expires_at, s.last_active_at, s.revoked_at, u.username, u.role, u.must_change_password
+      // Org roles ride along (primary-key lookups), so an authenticated request needs no second query.
+      `select s.id, s.user_id, s.expires_at, s.last_active_at, s.revoked_at, u.username, u.role, u.must_change_password,
+              (select coalesce(json_agg(json_build_object('role', r.role, 'departments', r.scoped_departments) order by r.role), '[]')
+                 from user_org_roles r where r.user_id = s.user_id) as org_roles
          from sessions s left join users u on u.id = s.user_id
         where s.token_hash = ?`,
       [sha256(token)],
@@ -66,7 +71,19 @@ export class MikroOrmSessionAdapter implements Adapter {
       attributes: { public_id: row.id, last_active_at: new Date(row.last_active_at) },
     };
     if (row.username === null || row.role === null || row.must_change_password === null) return [session, null];
-    return [session, { id: row.user_id, attributes: { username: row.username, role: row.role, must_change_password: row.must_change_password } }];
+    return [
+      session,
+      {
+        id: row.user_id,
+        attributes: {
+          username: row.username,
+          role: row.role,
+          must_change_password: row.must_change_password,
+          org_roles: row.org_roles.map((r) => r.role),
+          scoped_departments: [...new Set(row.org_roles.flatMap((r) => r.departments))].sort(),
+        },
+      },
+    ];
   }
 
   async getUserSessions(userId: string): Promise<DatabaseSession[]> {

@@ -6,6 +6,7 @@ import type { Deps } from '../../context/deps.ts';
 import { sqlRows, sqlRun } from '../../db/sql.ts';
 import { ApiError } from '../../errors.ts';
 import { MikroOrmSessionAdapter } from './luciaAdapter.ts';
+import { isRole, type Role } from './roles.ts';
 import { newToken, sha256 } from './tokens.ts';
 
 export const ABSOLUTE_SESSION_LIFETIME_S = 30 * 24 * 3600;
@@ -24,8 +25,10 @@ export type ResolvedSession = {
   sessionId: string;
   userId: string;
   username: string;
-  role: string;
+  role: Role;
   mustChangePassword: boolean;
+  orgRoles: string[];
+  scopedDepartments: string[];
 };
 
 export type ClientInfo = { ip: string; userAgent: string | null };
@@ -86,7 +89,7 @@ export async function issueSession(em: EntityManager, deps: Deps, userId: string
 export async function resolveSession(em: EntityManager, deps: Deps, accessToken: string): Promise<ResolvedSession> {
   const adapter = new MikroOrmSessionAdapter(em);
   const { session, user } = await lucia(em, deps, adapter).validateSession(accessToken);
-  if (!session || !user) {
+  if (!session || !user || !isRole(user.role)) {
     const row = adapter.lastLookup;
     if (row?.revoked_at && new Date(row.expires_at).getTime() > deps.clock.now().getTime()) throw ApiError.sessionRevoked();
     throw ApiError.unauthorized('invalid or expired credentials');
@@ -102,6 +105,8 @@ export async function resolveSession(em: EntityManager, deps: Deps, accessToken:
     username: user.username,
     role: user.role,
     mustChangePassword: user.must_change_password,
+    orgRoles: user.org_roles,
+    scopedDepartments: user.scoped_departments,
   };
 }
 
