@@ -52,6 +52,12 @@ const withLimits = t.middleware(({ ctx, meta, path, type, next }) =>
 /** Anyone; per-operation limits from meta apply, keyed by client IP. */
 export const publicProcedure = t.procedure.use(withLimits);
 
+/**
+ * Anyone, outside every rate limit: the probes and setup status, which SERVICE-SPEC gives no 429 and
+ * orchestrators poll at any rate. Being a tier of its own keeps their hot path free of limiter work.
+ */
+export const unlimitedProcedure = t.procedure;
+
 /** A signed-in user (cookie or bearer); `ctx.actor` is non-null. CSRF applies to cookie-authenticated mutations. */
 export const authedProcedure = t.procedure
   .use(async ({ ctx, type, meta, next }) => {

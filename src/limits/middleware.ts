@@ -3,7 +3,7 @@ import type { Context } from '../context/index.ts';
 import { ApiError } from '../errors.ts';
 import type { RequestLimiter, Subject } from './limiter.ts';
 import { subjectKey } from './limiter.ts';
-import { GLOBAL_EXEMPT_PROCEDURES, type OperationId } from './policy.ts';
+import type { OperationId } from './policy.ts';
 
 export type LimitedCall = {
   /** The procedure path, e.g. `probes.healthz`. */
@@ -43,13 +43,12 @@ async function admit(ctx: Context, limiter: RequestLimiter, call: LimitedCall): 
     const ip: Subject = { kind: 'ip', id: ctx.ip };
     const user: Subject | null = ctx.actor ? { kind: 'user', id: ctx.actor.userId } : null;
 
-    if (!GLOBAL_EXEMPT_PROCEDURES.has(call.path)) {
-      const decision = await limiter.global(user ?? ip);
-      if (!decision.allowed) {
-        // The headers describe the bucket that refused, so a client can tell a flood guard from an operation's limit.
-        sendHeaders(ctx, decision);
-        throw ApiError.rateLimited(5000, decision.retryAfterSeconds);
-      }
+    // (Procedures outside every limit use unlimitedProcedure and never get here.)
+    const global = await limiter.global(user ?? ip);
+    if (!global.allowed) {
+      // The headers describe the bucket that refused, so a client can tell a flood guard from an operation's limit.
+      sendHeaders(ctx, global);
+      throw ApiError.rateLimited(5000, global.retryAfterSeconds);
     }
     if (call.op === undefined) return null;
 

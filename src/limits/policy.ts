@@ -80,12 +80,6 @@ export const OPERATION_POLICIES: Readonly<Record<OperationId, OperationPolicy>> 
   'reviews.decide_stage': op(50, MINUTE, 'user'),
 });
 
-/**
- * Procedures outside the global limit (5000): SERVICE-SPEC lists no 429 for them, and orchestrators poll
- * the probes at any rate.
- */
-export const GLOBAL_EXEMPT_PROCEDURES: ReadonlySet<string> = new Set(['probes.healthz', 'probes.readyz', 'setup.status']);
-
 export const GLOBAL_POLICIES: Readonly<Record<GlobalBucket, WindowPolicy>> = Object.freeze({
   'global.authenticated': { limit: 6000, window_s: MINUTE },
   'global.anonymous': { limit: 120, window_s: MINUTE },

@@ -1,16 +1,16 @@
 // probes.{healthz, readyz, capabilities}
-import { authedProcedure, publicProcedure, router } from '../../trpc.ts';
+import { authedProcedure, router, unlimitedProcedure } from '../../trpc.ts';
 import * as probes from '../../services/probes/probes.ts';
 import { capabilities } from '../../services/probes/capabilities.ts';
 import { CapabilitiesResponse, LivenessStatus, ReadinessStatus } from './schemas.ts';
 
 export const probesRouter = router({
-  healthz: publicProcedure
+  healthz: unlimitedProcedure
     .meta({ openapi: { method: 'GET', path: '/healthz', tags: ['probes'], protect: false, summary: 'Liveness probe', errorResponses: [500] } })
     .output(LivenessStatus)
     .query(({ ctx }) => probes.liveness(ctx.deps)),
 
-  readyz: publicProcedure
+  readyz: unlimitedProcedure
     .meta({ openapi: { method: 'GET', path: '/readyz', tags: ['probes'], protect: false, summary: 'Readiness probe (database round-trip)', errorResponses: [500, 503] } })
     .output(ReadinessStatus)
     .query(({ ctx }) => probes.readiness(ctx.deps)),

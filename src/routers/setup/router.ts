@@ -1,5 +1,5 @@
 // setup.{status, templates, createCompany, createAgent, listAgents, randomizeAgentName, updateAgentModel, updateAgentName, updateAgentPersonality, availableLocales, getLocales, setLocales, personalityPresets, complete}
-import { authedProcedure, ceoProcedure, publicProcedure, router } from '../../trpc.ts';
+import { authedProcedure, ceoProcedure, router, unlimitedProcedure } from '../../trpc.ts';
 import * as agents from '../../services/setup/agents.ts';
 import { listPersonalityPresets, listTemplates } from '../../services/setup/catalogue.ts';
 import { createCompany } from '../../services/setup/company.ts';
@@ -35,7 +35,7 @@ const CREATE_ERRORS = [400, 401, 403, 409, 429, 500, 503];
 const EDIT_ERRORS = [400, 401, 403, 404, 409, 429, 500, 503];
 
 export const setupRouter = router({
-  status: publicProcedure
+  status: unlimitedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/status', tags, protect: false, summary: 'What first-run setup still needs', errorResponses: [500] } })
     .output(SetupStatusResponse)
     .query(({ ctx }) => setupStatus(ctx.em, ctx.deps)),
