@@ -70,3 +70,27 @@ describe('the dashboard API at /api/trpc (@trpc/client over real HTTP)', () => {
     expect(await res.json()).toMatchObject({ error: { data: { problem: { error_code: 2001, status: 405, error_category: 'validation' } } } });
   });
 });
+
+describe('sessions through /api/trpc', () => {
+  it('auth.setup sets the three cookies, and a cookie-authenticated mutation needs the CSRF header', async () => {
+    const res = await fetch(`${url}/auth.setup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'trpc-ceo', password: 'a long enough password' }),
+    });
+    expect(res.status).toBe(200);
+    const cookies = Object.fromEntries(
+      res.headers.getSetCookie().map((c): [string, string] => {
+        const pair = c.split(';')[0] ?? '';
+        return [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
+      }),
+    );
+    expect(Object.keys(cookies).sort()).toEqual(['csrf_token', 'refresh_token', 'session']);
+
+    const cookieHeader = `session=${cookies.session}; csrf_token=${cookies.csrf_token}`;
+    const withoutCsrf = await failure(client({ cookie: cookieHeader }).auth.wsTicket.mutate());
+    expect(withoutCsrf.data?.problem).toMatchObject({ error_code: 1001, status: 403 });
+    const ticket = await client({ cookie: cookieHeader, 'x-csrf-token': cookies.csrf_token ?? '' }).auth.wsTicket.mutate();
+    expect(ticket).toMatchObject({ ticket: expect.any(String), expires_in: 30 });
+  });
+});
