@@ -2,9 +2,9 @@
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Context } from './context/index.ts';
-import { toApiError, toProblem } from './errors.ts';
+import { ApiError, toApiError, toProblem } from './errors.ts';
 import { authenticate, requireRole, type Role } from './services/auth/guards.ts';
-import { applyLimits } from './limits/middleware.ts';
+import { applyLimits, countFailedAuthentication } from './limits/middleware.ts';
 import type { OperationId } from './limits/policy.ts';
 
 export type RestMeta = {
@@ -61,7 +61,12 @@ export const unlimitedProcedure = t.procedure;
 /** A signed-in user (cookie or bearer); `ctx.actor` is non-null. CSRF applies to cookie-authenticated mutations. */
 export const authedProcedure = t.procedure
   .use(async ({ ctx, type, meta, next }) => {
-    const actor = await authenticate(ctx, { mutation: type === 'mutation', allowPendingPasswordChange: meta?.allowPendingPasswordChange === true });
+    const actor = await authenticate(ctx, { mutation: type === 'mutation', allowPendingPasswordChange: meta?.allowPendingPasswordChange === true }).catch(
+      async (error: unknown) => {
+        if (error instanceof ApiError && error.status === 401) await countFailedAuthentication(ctx);
+        throw error;
+      },
+    );
     return next({ ctx: { ...ctx, actor } });
   })
   .use(withLimits);

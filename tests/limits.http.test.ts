@@ -208,6 +208,18 @@ describe('global limit per subject (5000)', () => {
     expect((await login(svc, ceo, '10.3.1.2')).statusCode).toBe(200);
   });
 
+  it('requests refused by authentication count against the IP, so a flood of bad credentials ends in 429/5000', async () => {
+    const anonymous = (headers: Record<string, string> = {}) =>
+      svc.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers, remoteAddress: '10.3.3.1' });
+    expect((await anonymous()).statusCode).toBe(401);
+    expect((await anonymous({ authorization: `Bearer ${'x'.repeat(43)}` })).statusCode).toBe(401);
+    const refused = await anonymous();
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json().error_detail.error_code).toBe(5000);
+    // Another address is still answered with the 401 it earns.
+    expect((await svc.app.inject({ method: 'GET', url: '/api/v1/auth/me', remoteAddress: '10.3.3.2' })).statusCode).toBe(401);
+  });
+
   it('healthz, readyz and setup status are exempt', async () => {
     for (const url of ['/api/v1/healthz', '/api/v1/readyz', '/api/v1/setup/status']) {
       for (let i = 0; i < 5; i++) {

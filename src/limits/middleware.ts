@@ -105,3 +105,24 @@ function sendHeaders(ctx: Context, h: Headers): void {
   ctx.response.setHeader('RateLimit-Remaining', String(h.remaining));
   ctx.response.setHeader('RateLimit-Reset', String(h.resetSeconds));
 }
+
+/**
+ * A request refused by authentication is anonymous, so it spends its IP's global budget (5000) like any
+ * other anonymous call: a flood of bad or missing credentials ends in 429s, not in endless cheap 401s.
+ * The store failing leaves the 401 as it is.
+ */
+export async function countFailedAuthentication(ctx: Context): Promise<void> {
+  const limiter = ctx.deps.limiter;
+  if (limiter === null) return;
+  let decision: Awaited<ReturnType<RequestLimiter['global']>>;
+  try {
+    decision = await limiter.global({ kind: 'ip', id: ctx.ip });
+  } catch (error) {
+    ctx.deps.logger.warn({ err: error, reqId: ctx.requestId }, 'rate-limit store failed while counting a failed authentication');
+    return;
+  }
+  if (!decision.allowed) {
+    sendHeaders(ctx, decision);
+    throw ApiError.rateLimited(5000, decision.retryAfterSeconds);
+  }
+}
