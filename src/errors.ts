@@ -256,7 +256,7 @@ const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT
 
 function isConnectionFailure(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    const code = (e as Error & { code?: unknown }).code;
+    const code = 'code' in e ? e.code : undefined;
     if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
     if (/Connection terminated|connection timeout|terminating connection/i.test(e.message)) return true;
   }
