@@ -1,4 +1,5 @@
 // Process entry: check the runtime, read config, start the service, listen, and shut down gracefully on signals.
+// (bin/agent-org.mjs repeats the version check in plain JavaScript for Nodes too old to load this file.)
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 22) {
   console.error(

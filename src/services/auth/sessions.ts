@@ -2,11 +2,12 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Lucia, TimeSpan } from 'lucia';
+import type { Actor } from '../../context/index.ts';
 import type { Deps } from '../../context/deps.ts';
 import { sqlRows, sqlRun } from '../../db/sql.ts';
 import { ApiError } from '../../errors.ts';
 import { MikroOrmSessionAdapter } from './luciaAdapter.ts';
-import { isRole, type Role } from './roles.ts';
+import { isRole } from './roles.ts';
 import { newToken, sha256 } from './tokens.ts';
 
 export const ABSOLUTE_SESSION_LIFETIME_S = 30 * 24 * 3600;
@@ -21,15 +22,8 @@ export type IssuedSession = {
   refreshExpiresIn: number;
 };
 
-export type ResolvedSession = {
-  sessionId: string;
-  userId: string;
-  username: string;
-  role: Role;
-  mustChangePassword: boolean;
-  orgRoles: string[];
-  scopedDepartments: string[];
-};
+/** Who a token belongs to: the actor of a request, minus how the token was sent. */
+export type ResolvedSession = Omit<Actor, 'via'>;
 
 export type ClientInfo = { ip: string; userAgent: string | null };
 
@@ -75,14 +69,7 @@ export async function issueSession(em: EntityManager, deps: Deps, userId: string
     { sessionId: accessToken },
   );
   await insertRefreshToken(em, sessionId, refreshToken, now, refreshExpiresAt);
-  return {
-    sessionId,
-    accessToken,
-    refreshToken,
-    csrfToken: newToken(32),
-    expiresIn: config.accessTokenTtl,
-    refreshExpiresIn: Math.round((refreshExpiresAt.getTime() - now.getTime()) / 1000),
-  };
+  return issued(sessionId, accessToken, refreshToken, now, new Date(now.getTime() + config.accessTokenTtl * 1000), refreshExpiresAt);
 }
 
 /** Resolves an access token; unknown or expired → 401/1000, revoked → 401/1002. */
@@ -208,6 +195,11 @@ async function replaceTokens(em: EntityManager, deps: Deps, sessionId: string, a
     sessionId,
   ]);
   await insertRefreshToken(em, sessionId, refreshToken, now, refreshExpiresAt);
+  return issued(sessionId, accessToken, refreshToken, now, expiresAt, refreshExpiresAt);
+}
+
+/** What a client gets for new tokens: the tokens, a fresh CSRF token, and their lifetimes in seconds. */
+function issued(sessionId: string, accessToken: string, refreshToken: string, now: Date, expiresAt: Date, refreshExpiresAt: Date): IssuedSession {
   return {
     sessionId,
     accessToken,
