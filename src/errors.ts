@@ -1,11 +1,7 @@
 // ApiError, the one table of error codes (status, category, title), and the one ProblemDetail builder.
 import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
-import {
-  ConnectionException,
-  DriverException,
-  UniqueConstraintViolationException,
-} from '@mikro-orm/core';
+import { ConnectionException, DriverException } from '@mikro-orm/core';
 import { z } from 'zod';
 
 export const ERROR_CATEGORIES = {
@@ -246,19 +242,61 @@ export function toApiError(error: unknown): ApiError {
     }
   }
   if (error instanceof z.ZodError) return ApiError.badRequest(describeZodError(error));
-  if (error instanceof UniqueConstraintViolationException) return ApiError.duplicate('resource already exists');
-  if (error instanceof ConnectionException || isConnectionFailure(error)) return ApiError.unavailable(undefined, { cause: error });
-  if (error instanceof DriverException) return ApiError.persistence(error);
+  const database = databaseErrorOf(error);
+  if (database) return database;
   return ApiError.internal(error);
 }
 
-const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03']);
+/**
+ * Unique constraints and the conflict each one means to a client: the one place a unique violation
+ * becomes an ApiError (stores never check-then-insert; the database decides, CONTRACT §2.2).
+ */
+export const UNIQUE_VIOLATIONS: Readonly<Record<string, () => ApiError>> = {
+  users_username_key_unique: () => ApiError.duplicate('username is already taken'),
+  users_one_ceo: () => ApiError.conflict('there is already a CEO'),
+  user_org_roles_pkey: () => ApiError.duplicate('the user already holds this org role'),
+  stage_decisions_task_stage_unique: () => ApiError.duplicate('this stage has already been decided'),
+};
+
+// SQLSTATEs that mean "no usable connection / the server went away or is overloaded" → 503/8001.
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '57014']);
+const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
+
+/**
+ * Database failures: unique violations through UNIQUE_VIOLATIONS, lost connections and timeouts as
+ * 503/8001, any other driver error as 8002. Undefined when the error is not the database's.
+ */
+function databaseErrorOf(error: unknown): ApiError | undefined {
+  if (isConnectionFailure(error)) return ApiError.unavailable(undefined, { cause: error });
+  const fields = pgFieldsOf(error);
+  if (!fields) return undefined;
+  if (fields.sqlState === '23505') {
+    const mapped = fields.constraint !== undefined ? UNIQUE_VIOLATIONS[fields.constraint] : undefined;
+    return mapped?.() ?? ApiError.duplicate('resource already exists');
+  }
+  if (UNAVAILABLE_SQLSTATES.has(fields.sqlState) || fields.sqlState.startsWith('08')) return ApiError.unavailable(undefined, { cause: error });
+  return ApiError.persistence(error);
+}
+
+function pgFieldsOf(error: unknown): { sqlState: string; constraint: string | undefined } | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    // The pg driver (under Kysely) puts the SQLSTATE in `code`; the ORM's wrapper copies it and adds `sqlState`.
+    const sqlState = 'sqlState' in e && typeof e.sqlState === 'string' ? e.sqlState : 'code' in e ? e.code : undefined;
+    if (typeof sqlState === 'string' && /^[0-9A-Z]{5}$/.test(sqlState)) {
+      const constraint = 'constraint' in e && typeof e.constraint === 'string' ? e.constraint : undefined;
+      return { sqlState, constraint };
+    }
+    if (e instanceof DriverException) return { sqlState: '', constraint: undefined };
+  }
+  return undefined;
+}
 
 function isConnectionFailure(error: unknown): boolean {
+  if (error instanceof ConnectionException) return true;
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
     const code = 'code' in e ? e.code : undefined;
     if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
-    if (/Connection terminated|connection timeout|terminating connection/i.test(e.message)) return true;
+    if (/Connection terminated|connection timeout|terminating connection|timeout exceeded when trying to connect/i.test(e.message)) return true;
   }
   return false;
 }
