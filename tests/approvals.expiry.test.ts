@@ -144,6 +144,64 @@ describe('status filters evaluate expiry in the query', () => {
   });
 });
 
+describe('a decided approval whose deadline passes', () => {
+  // Expiry is a transition out of pending only: approved and rejected are final (CONTRACT §4.5).
+  async function decidedPastDeadline() {
+    const action = `decided:${Date.now()}-${Math.random()}`;
+    const approved = await writer.caller.approvals.create({ ...BODY, action_type: action, ttl_seconds: 60 });
+    const rejected = await writer.caller.approvals.create({ ...BODY, action_type: action, ttl_seconds: 60 });
+    await approver.caller.approvals.approve({ approval_id: approved.id, comment: 'ok' });
+    await approver.caller.approvals.reject({ approval_id: rejected.id, reason: 'no' });
+    advance(61);
+    return { action, approved, rejected };
+  }
+
+  it('still reads approved / rejected on GET, with its decider and the clock stopped at 0', async () => {
+    const { approved, rejected } = await decidedPastDeadline();
+    expect((await httpGet(`/approvals/${approved.id}`)).json().data).toMatchObject({
+      status: 'approved',
+      decided_by: approver.username,
+      decision_reason: 'ok',
+      seconds_remaining: 0,
+    });
+    expect((await httpGet(`/approvals/${rejected.id}`)).json().data).toMatchObject({ status: 'rejected', decided_by: approver.username, seconds_remaining: 0 });
+    expect(await storedStatus(approved.id)).toBe('approved');
+    expect(await storedStatus(rejected.id)).toBe('rejected');
+  });
+
+  it('is listed under its decision, never under expired or pending', async () => {
+    const { action, approved, rejected } = await decidedPastDeadline();
+    const q = `action_type=${encodeURIComponent(action)}`;
+    const ids = async (filter: string) => (await httpGet(`/approvals?${q}${filter}`)).json<Page>().data.map((a) => [a.id, a.status]);
+    expect(await ids('')).toEqual(expect.arrayContaining([[approved.id, 'approved'], [rejected.id, 'rejected']]));
+    expect(await ids('&status=approved')).toEqual([[approved.id, 'approved']]);
+    expect(await ids('&status=rejected')).toEqual([[rejected.id, 'rejected']]);
+    expect(await ids('&status=expired')).toEqual([]);
+    expect(await ids('&status=pending')).toEqual([]);
+    expect(await storedStatus(approved.id)).toBe('approved');
+    expect(await storedStatus(rejected.id)).toBe('rejected');
+  });
+
+  it('is left alone by the sweep and by the write-down of the reads that meet it', async () => {
+    const { approved, rejected } = await decidedPastDeadline();
+    // A read may find a row pending and write it down after a decision committed in between.
+    expect(await expireOverdueApprovals(svc.deps.orm.em.fork(), svc.deps.clock.now(), [approved.id, rejected.id])).toBe(0);
+    await expireOverdueApprovals(svc.deps.orm.em.fork(), svc.deps.clock.now());
+    expect(await storedStatus(approved.id)).toBe('approved');
+    expect(await storedStatus(rejected.id)).toBe('rejected');
+  });
+
+  it('keeps its ETag when the deadline passes', async () => {
+    const approval = await create(60);
+    await approver.caller.approvals.approve({ approval_id: approval.id, comment: null });
+    const before = await httpGet(`/approvals/${approval.id}`);
+    advance(61);
+    const after = await httpGet(`/approvals/${approval.id}`);
+    expect(after.json().data).toMatchObject({ status: 'approved' });
+    expect(after.headers.etag).toBe(before.headers.etag);
+  });
+});
+
 describe('the expiry sweep', () => {
   it('expireOverdueApprovals writes every overdue pending approval, and nothing else', async () => {
     const overdue = await create(60);

@@ -45,6 +45,11 @@ function decide(user: TestUser, id: string, verb: 'approve' | 'reject', payload?
   return svc.app.inject({ method: 'POST', url: `/api/v1/approvals/${id}/${verb}`, headers: { ...user.headers, ...headers }, payload: body });
 }
 
+/** Strings that contain or resemble a real id (PostgreSQL would cast some, refuse others) but are not it. */
+function nearUuids(id: string): string[] {
+  return [`${id}x`, `x${id}`, `${id}0`, `${id}%0A`, `%20${id}`, `%7B${id}%7D`, id.replaceAll('-', '')];
+}
+
 async function storedRow(id: string) {
   const [row] = await sqlRows<{ status: string; decided_by_id: string | null }>(svc.deps.orm.em.fork(), 'select status, decided_by_id from approvals where id = ?', [id]);
   return row;
@@ -143,6 +148,15 @@ describe('GET /api/v1/approvals/{approval_id}', () => {
     expect(problem.json()).toMatchObject({ status: 404, error_code: 3000, title: 'Resource Not Found' });
   });
 
+  it('is 404/3000 for an id that is almost a UUID, never a database error', async () => {
+    const id = await createId();
+    for (const near of nearUuids(id)) {
+      const res = await get(observer, near);
+      expect(res.statusCode, near).toBe(404);
+      expect(res.json().error_detail, near).toMatchObject({ error_code: 3000 });
+    }
+  });
+
   it('is 400/2001 for an id over 128 characters', async () => {
     const res = await get(observer, 'a'.repeat(129));
     expect(res.statusCode).toBe(400);
@@ -205,6 +219,18 @@ describe('POST /api/v1/approvals/{approval_id}/approve', () => {
     const res = await decide(manager, '00000000-0000-4000-8000-000000000000', 'approve');
     expect(res.statusCode).toBe(404);
     expect(res.json().error_detail).toMatchObject({ error_code: 3000 });
+  });
+
+  it('is 404/3000 for an id that is almost a UUID, and nothing is decided', async () => {
+    const id = await createId();
+    for (const near of nearUuids(id)) {
+      for (const verb of ['approve', 'reject'] as const) {
+        const res = await decide(manager, near, verb);
+        expect(res.statusCode, `${verb} ${near}`).toBe(404);
+        expect(res.json().error_detail).toMatchObject({ error_code: 3000 });
+      }
+    }
+    expect((await storedRow(id))?.status).toBe('pending');
   });
 
   it('refuses a comment over 4096 characters (400/2001)', async () => {

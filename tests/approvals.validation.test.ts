@@ -116,6 +116,22 @@ describe('GET /api/v1/approvals rejects bad queries with 400/2001', () => {
     expect((await svc.app.inject({ method: 'GET', url: `/api/v1/approvals?cursor=${own}`, headers: writer.headers })).statusCode).toBe(200);
   });
 
+  it('refuses a signed cursor whose position is not a (timestamp, uuid) pair (400/2001, never a database error)', async () => {
+    const uuid = '00000000-0000-4000-8000-000000000000';
+    for (const position of [
+      ['2026-01-01T00:00:00.000Z', `${uuid}x`],
+      ['2026-01-01T00:00:00.000Z', `x${uuid}`],
+      ['2026-01-01T00:00:00.000Z', `${uuid}\n`],
+      ['2026-01-01T00:00:00.000Zx', uuid],
+      ['2026-01-01T00:00:00.000Z', uuid, 'extra'],
+    ]) {
+      const cursor = encodeCursor(svc.deps.secret, 'approvals', position);
+      const res = await svc.app.inject({ method: 'GET', url: `/api/v1/approvals?cursor=${cursor}`, headers: writer.headers });
+      expect(res.statusCode, JSON.stringify(position)).toBe(400);
+      expect(res.json().error_detail).toMatchObject({ error_code: 2001 });
+    }
+  });
+
   it('ignores empty values (an empty value counts as absent)', async () => {
     const res = await svc.app.inject({ method: 'GET', url: '/api/v1/approvals?status=&risk_level=&limit=', headers: writer.headers });
     expect(res.statusCode).toBe(200);
