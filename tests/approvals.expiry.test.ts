@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContextInner, recordingSink } from '../src/context/index.ts';
-import { sqlRows } from '../src/db/sql.ts';
+import { kysely } from '../src/db/kysely.ts';
 import { createCaller } from '../src/routers/index.ts';
 import { expireOverdueApprovals, startApprovalExpirySweeper } from '../src/services/approvals/expiry.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
@@ -29,7 +29,7 @@ async function create(ttl: number | null) {
 }
 
 async function storedStatus(id: string): Promise<string | undefined> {
-  const [row] = await sqlRows<{ status: string }>(svc.deps.orm.em.fork(), 'select status from approvals where id = ?', [id]);
+  const row = await kysely(svc.deps.orm.em.fork()).selectFrom('approvals').select('status').where('id', '=', id).executeTakeFirst();
   return row?.status;
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqlRows } from '../src/db/sql.ts';
+import { kysely } from '../src/db/kysely.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
 
@@ -51,8 +51,8 @@ function nearUuids(id: string): string[] {
 }
 
 async function storedRow(id: string) {
-  const [row] = await sqlRows<{ status: string; decided_by_id: string | null }>(svc.deps.orm.em.fork(), 'select status, decided_by_id from approvals where id = ?', [id]);
-  return row;
+  const row = await kysely(svc.deps.orm.em.fork()).selectFrom('approvals').select(['status', 'decidedById']).where('id', '=', id).executeTakeFirst();
+  return row && { status: row.status, decided_by_id: row.decidedById };
 }
 
 describe('POST /api/v1/approvals', () => {

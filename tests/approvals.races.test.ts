@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqlRows } from '../src/db/sql.ts';
+import { kysely } from '../src/db/kysely.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
 
@@ -47,12 +47,12 @@ function fire(id: string, n: number, verbOf: (i: number) => 'approve' | 'reject'
 }
 
 async function stored(id: string) {
-  const [row] = await sqlRows<{ status: string; decided_by: string; decision_reason: string }>(
-    svc.deps.orm.em.fork(),
-    'select status, decided_by, decision_reason from approvals where id = ?',
-    [id],
-  );
-  return row;
+  const row = await kysely(svc.deps.orm.em.fork())
+    .selectFrom('approvals')
+    .select(['status', 'decidedBy', 'decisionReason'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row && { status: row.status, decided_by: row.decidedBy, decision_reason: row.decisionReason };
 }
 
 describe('concurrent decisions on one approval', () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqlRows } from '../src/db/sql.ts';
+import { kysely } from '../src/db/kysely.ts';
 import { encodeCursor } from '../src/services/pagination.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
@@ -16,8 +16,11 @@ afterAll(() => svc.close());
 const VALID = { action_type: 'deploy:production', title: 'Ship it', description: 'Release 2.0', risk_level: 'medium' };
 
 async function approvalCount(): Promise<number> {
-  const [row] = await sqlRows<{ n: number }>(svc.deps.orm.em.fork(), 'select count(*)::int as n from approvals');
-  return row?.n ?? -1;
+  const row = await kysely(svc.deps.orm.em.fork())
+    .selectFrom('approvals')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 function post(payload: unknown, headers: Record<string, string> = {}) {

@@ -1,6 +1,13 @@
 // Approvals: requests for a decision that move once, from pending to approved, rejected or expired.
 import { defineEntity, p } from '@mikro-orm/core';
 
+export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const;
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
+export const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
+export type RiskLevel = (typeof RISK_LEVELS)[number];
+
+const sqlList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
+
 export const ApprovalSchema = defineEntity({
   name: 'Approval',
   tableName: 'approvals',
@@ -12,8 +19,9 @@ export const ApprovalSchema = defineEntity({
     // Usernames are copied at write time so a deleted account still reads as who asked and who decided.
     requestedById: p.uuid(),
     requestedBy: p.string().length(128),
-    riskLevel: p.string().length(16),
-    status: p.string().length(16),
+    // The check constraints below hold these columns to the listed values.
+    riskLevel: p.string().length(16).$type<RiskLevel>(),
+    status: p.string().length(16).$type<ApprovalStatus>(),
     createdAt: p.datetime(3),
     expiresAt: p.datetime(3).nullable(),
     decidedAt: p.datetime(3).nullable(),
@@ -40,8 +48,8 @@ export const ApprovalSchema = defineEntity({
     },
   ],
   checks: [
-    { name: 'approvals_status_check', expression: `status in ('pending', 'approved', 'rejected', 'expired')` },
-    { name: 'approvals_risk_level_check', expression: `risk_level in ('low', 'medium', 'high', 'critical')` },
+    { name: 'approvals_status_check', expression: `status in (${sqlList(APPROVAL_STATUSES)})` },
+    { name: 'approvals_risk_level_check', expression: `risk_level in (${sqlList(RISK_LEVELS)})` },
   ],
 });
 export class Approval extends ApprovalSchema.class {}

@@ -17,7 +17,7 @@ export const approvalsRouter = router({
     })
     .input(ListApprovalsInput)
     .output(ApprovalPage)
-    .query(({ ctx, input }) => approvals.listApprovals(ctx.em, ctx.deps, input)),
+    .query(({ ctx, input }) => approvals.listApprovals({ em: ctx.em, clock: ctx.deps.clock, secret: ctx.deps.secret }, input)),
 
   create: writerProcedure
     .meta({
@@ -33,7 +33,7 @@ export const approvalsRouter = router({
     })
     .input(CreateApprovalInput)
     .output(ApprovalResponse)
-    .mutation(({ ctx, input }) => approvals.createApproval(ctx.em, ctx.deps, ctx.actor, input)),
+    .mutation(({ ctx, input }) => approvals.createApproval({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input)),
 
   get: authedProcedure
     .meta({
@@ -49,7 +49,7 @@ export const approvalsRouter = router({
     .input(GetApprovalInput)
     .output(ApprovalResponse)
     .query(async ({ ctx, input }) => {
-      const { approval, etag } = await approvals.getApproval(ctx.em, ctx.deps, input.approval_id);
+      const { approval, etag } = await approvals.getApproval({ em: ctx.em, clock: ctx.deps.clock }, input.approval_id);
       ctx.response.setHeader('etag', etag);
       return approval;
     }),
@@ -68,7 +68,7 @@ export const approvalsRouter = router({
     .input(ApproveInput)
     .output(ApprovalResponse)
     .mutation(({ ctx, input }) =>
-      approvals.decideApproval(ctx.em, ctx.deps, ctx.actor, {
+      approvals.decideApproval({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, {
         approvalId: input.approval_id,
         decision: 'approved',
         reason: input.comment ?? null,
@@ -90,7 +90,7 @@ export const approvalsRouter = router({
     .input(RejectInput)
     .output(ApprovalResponse)
     .mutation(({ ctx, input }) =>
-      approvals.decideApproval(ctx.em, ctx.deps, ctx.actor, {
+      approvals.decideApproval({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, {
         approvalId: input.approval_id,
         decision: 'rejected',
         reason: input.reason,

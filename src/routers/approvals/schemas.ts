@@ -1,14 +1,12 @@
 // Schemas of the approval endpoints: the create/decide bodies, the list query and ApprovalResponse.
 import { z } from 'zod';
+import { APPROVAL_STATUSES, RISK_LEVELS } from '../../db/entities/Approval.ts';
 import { page, pageQueryShape } from '../../services/pagination.ts';
-import {
-  APPROVAL_STATUSES,
-  MAX_METADATA_KEYS,
-  MAX_TTL_SECONDS,
-  MIN_TTL_SECONDS,
-  RISK_LEVELS,
-  URGENCY_LEVELS,
-} from '../../services/approvals/approvals.ts';
+
+const MIN_TTL_SECONDS = 60;
+const MAX_TTL_SECONDS = 604_800;
+const MAX_METADATA_KEYS = 20;
+const URGENCY_LEVELS = ['critical', 'high', 'normal', 'no_expiry'] as const;
 
 const ApprovalId = z.string().min(1).max(128).describe('Id of the approval.');
 
@@ -52,6 +50,7 @@ export const CreateApprovalInput = z
     metadata: Metadata.optional().describe(`String pairs, at most ${MAX_METADATA_KEYS} keys; keys and values 1..256 characters.`),
   })
   .meta({ id: 'CreateApprovalRequest' });
+export type CreateApprovalInput = z.infer<typeof CreateApprovalInput>;
 
 export const ListApprovalsInput = z.strictObject({
   status: z.enum(APPROVAL_STATUSES).nullish().describe('Effective status; `expired` includes pending approvals whose time has passed.'),
@@ -59,6 +58,7 @@ export const ListApprovalsInput = z.strictObject({
   action_type: z.string().max(128).nullish().describe('Exact action type.'),
   ...pageQueryShape,
 });
+export type ListApprovalsInput = z.infer<typeof ListApprovalsInput>;
 
 export const GetApprovalInput = z.strictObject({ approval_id: ApprovalId });
 
@@ -98,5 +98,7 @@ export const ApprovalResponse = z
     urgency_level: z.enum(URGENCY_LEVELS).describe('critical: <= 3600 s left, high: <= 14400 s, normal: more, no_expiry: no expires_at.'),
   })
   .meta({ id: 'ApprovalResponse' });
+/** The wire shape of an approval; `toApprovalResponse` in the service is the one mapping to it. */
+export type ApprovalResponse = z.infer<typeof ApprovalResponse>;
 
 export const ApprovalPage = page(ApprovalResponse);

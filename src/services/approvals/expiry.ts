@@ -1,7 +1,8 @@
 // Writes overdue pending approvals as expired: on the reads that meet them and by a periodic sweep.
-import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Deps } from '../../context/deps.ts';
-import { sqlRun } from '../../db/sql.ts';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../../context/deps.ts';
+import { expireIfOverdue, expireOverdueBatch } from './store.ts';
 
 export const SWEEP_INTERVAL_MS = 30_000;
 // Bounded batches keep each sweep statement's row locks short next to concurrent decisions.
@@ -9,43 +10,33 @@ const SWEEP_BATCH = 1000;
 
 /**
  * Marks overdue pending approvals expired: the given ones, or (without ids) every one in batches.
- * Idempotent and safe to run on several instances at once. Returns how many rows it changed.
+ * Decided approvals are never touched. Idempotent and safe to run on several instances at once.
+ * Returns how many rows it changed.
  */
 export async function expireOverdueApprovals(em: EntityManager, now: Date, ids?: readonly string[]): Promise<number> {
-  if (ids !== undefined) {
-    if (ids.length === 0) return 0;
-    return sqlRun(
-      em,
-      `update approvals set status = 'expired'
-        where id in (${ids.map(() => '?').join(', ')}) and status = 'pending' and expires_at <= ?`,
-      [...ids, now],
-    );
-  }
+  if (ids !== undefined) return expireIfOverdue(em, ids, now);
   let total = 0;
   for (;;) {
-    const changed = await sqlRun(
-      em,
-      `update approvals set status = 'expired'
-        where id in (select id from approvals where status = 'pending' and expires_at <= ?
-                      limit ${SWEEP_BATCH} for update skip locked)`,
-      [now],
-    );
+    const changed = await expireOverdueBatch(em, now, SWEEP_BATCH);
     total += changed;
     if (changed < SWEEP_BATCH) return total;
   }
 }
 
 /** Runs the expiry sweep every `intervalMs` without keeping the process alive; returns the stop function. */
-export function startApprovalExpirySweeper(deps: Deps, opts: { intervalMs?: number } = {}): () => void {
+export function startApprovalExpirySweeper(
+  { orm, clock, logger }: { orm: MikroORM; clock: Clock; logger: Pick<FastifyBaseLogger, 'info' | 'warn'> },
+  opts: { intervalMs?: number } = {},
+): () => void {
   let running = false;
   const timer = setInterval(() => {
     if (running) return; // a slow sweep is not stacked on by the next tick
     running = true;
-    expireOverdueApprovals(deps.orm.em.fork(), deps.clock.now())
+    expireOverdueApprovals(orm.em.fork(), clock.now())
       .then((expired) => {
-        if (expired > 0) deps.logger.info({ expired }, 'expired overdue approvals');
+        if (expired > 0) logger.info({ expired }, 'expired overdue approvals');
       })
-      .catch((error: unknown) => deps.logger.warn({ err: error }, 'approval expiry sweep failed'))
+      .catch((error: unknown) => logger.warn({ err: error }, 'approval expiry sweep failed'))
       .finally(() => {
         running = false;
       });

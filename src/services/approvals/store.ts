@@ -1,0 +1,102 @@
+// The approvals table: every query of the approvals area, through the typed Kysely view of the entities.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ExpressionBuilder, Insertable } from 'kysely';
+import type { ApprovalStatus, RiskLevel } from '../../db/entities/Approval.ts';
+import { kysely, type DB, type Stored } from '../../db/kysely.ts';
+
+/** An approval as stored: timestamps are Dates, metadata an object. */
+export type StoredApproval = Stored<'approvals'>;
+export type NewApproval = Insertable<DB['approvals']>;
+
+type Approvals = ExpressionBuilder<DB, 'approvals'>;
+
+/** Still decidable at `now`: pending, and its deadline (if any) not reached. */
+const decidable = (eb: Approvals, now: Date) =>
+  eb.and([eb('status', '=', 'pending'), eb.or([eb('expiresAt', 'is', null), eb('expiresAt', '>', now)])]);
+
+/** Pending in the table but past its deadline: expired, whether or not that has been written yet. */
+const overdue = (eb: Approvals, now: Date) => eb.and([eb('status', '=', 'pending'), eb('expiresAt', '<=', now)]);
+
+/** The rows whose effective status at `now` is `status` (expiry evaluated in the query). */
+function effectiveStatusIs(eb: Approvals, status: ApprovalStatus, now: Date) {
+  switch (status) {
+    case 'pending':
+      return decidable(eb, now);
+    case 'expired':
+      return eb.or([eb('status', '=', 'expired'), overdue(eb, now)]);
+    case 'approved':
+    case 'rejected':
+      return eb('status', '=', status);
+  }
+}
+
+export async function insertApproval(em: EntityManager, approval: NewApproval): Promise<StoredApproval> {
+  return kysely(em).insertInto('approvals').values(approval).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findApproval(em: EntityManager, id: string): Promise<StoredApproval | undefined> {
+  return kysely(em).selectFrom('approvals').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export type ApprovalsQuery = {
+  now: Date;
+  status?: ApprovalStatus | null | undefined;
+  riskLevel?: RiskLevel | null | undefined;
+  actionType?: string | null | undefined;
+  /** Keyset position: only rows that sort after it (newest first) are returned. */
+  after?: { createdAt: Date; id: string } | undefined;
+  limit: number;
+};
+
+/** Newest first (`created_at desc, id desc`), filtered; the status filter is the effective status at `now`. */
+export async function listApprovals(em: EntityManager, query: ApprovalsQuery): Promise<StoredApproval[]> {
+  const { now, status, riskLevel, actionType, after } = query;
+  let select = kysely(em).selectFrom('approvals').selectAll();
+  if (status) select = select.where((eb) => effectiveStatusIs(eb, status, now));
+  if (riskLevel) select = select.where('riskLevel', '=', riskLevel);
+  if (actionType) select = select.where('actionType', '=', actionType);
+  if (after) select = select.where((eb) => eb(eb.refTuple('createdAt', 'id'), '<', eb.tuple(after.createdAt, after.id)));
+  return select.orderBy('createdAt', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+}
+
+export type Decision = Pick<NewApproval, 'decidedAt' | 'decidedById' | 'decidedBy' | 'decisionReason'> & { status: 'approved' | 'rejected' };
+
+/**
+ * The compare-and-set of a decision: changes the approval only while it is still decidable at `now`.
+ * Returns the decided row, or undefined when another decision or the deadline got there first.
+ */
+export async function decideIfPending(em: EntityManager, id: string, decision: Decision, now: Date): Promise<StoredApproval | undefined> {
+  return kysely(em)
+    .updateTable('approvals')
+    .set(decision)
+    .where('id', '=', id)
+    .where((eb) => decidable(eb, now))
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Writes the given approvals expired if they are overdue at `now`; decided ones are left alone. */
+export async function expireIfOverdue(em: EntityManager, ids: readonly string[], now: Date): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await kysely(em)
+    .updateTable('approvals')
+    .set({ status: 'expired' })
+    .where('id', 'in', ids)
+    .where((eb) => overdue(eb, now))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/**
+ * Writes up to `batch` overdue approvals expired; rows a concurrent decision holds are skipped (they
+ * are decided or met again by the next sweep), so the sweep never waits on one.
+ */
+export async function expireOverdueBatch(em: EntityManager, now: Date, batch: number): Promise<number> {
+  const result = await kysely(em)
+    .updateTable('approvals')
+    .set({ status: 'expired' })
+    .where('id', 'in', (eb) => eb.selectFrom('approvals').select('id').where((inner) => overdue(inner, now)).limit(batch).forUpdate().skipLocked())
+    .where((eb) => overdue(eb, now))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
