@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqlRows } from '../src/db/sql.ts';
+import { kysely } from '../src/db/kysely.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
 
@@ -39,8 +39,8 @@ function listStages(user: TestUser, task: string) {
 }
 
 async function decisionCount(task: string): Promise<number> {
-  const [row] = await sqlRows<{ n: number }>(svc.deps.orm.em.fork(), 'select count(*)::int as n from stage_decisions where task_id = ?', [task]);
-  return row?.n ?? -1;
+  const rows = await kysely(svc.deps.orm.em.fork()).selectFrom('stage_decisions').select('id').where('taskId', '=', task).execute();
+  return rows.length;
 }
 
 describe('POST /api/v1/reviews/{task_id}/stages/{stage_name}/decide', () => {
@@ -61,12 +61,8 @@ describe('POST /api/v1/reviews/{task_id}/stages/{stage_name}/decide', () => {
       error_detail: null,
       success: true,
     });
-    const [row] = await sqlRows<{ decided_by_id: string; decided_by: string }>(
-      svc.deps.orm.em.fork(),
-      'select decided_by_id, decided_by from stage_decisions where task_id = ?',
-      [task],
-    );
-    expect(row).toEqual({ decided_by_id: pair.id, decided_by: pair.username });
+    const rows = await kysely(svc.deps.orm.em.fork()).selectFrom('stage_decisions').select(['decidedById', 'decidedBy']).where('taskId', '=', task).execute();
+    expect(rows).toEqual([{ decidedById: pair.id, decidedBy: pair.username }]);
   });
 
   it('takes every verdict, with or without a reason', async () => {
@@ -94,6 +90,23 @@ describe('POST /api/v1/reviews/{task_id}/stages/{stage_name}/decide', () => {
     expect(problem.headers['content-type']).toBe('application/problem+json');
     expect(problem.json()).toMatchObject({ status: 409, error_code: 4001 });
     expect((await listStages(observer, task)).json().data).toEqual([expect.objectContaining({ verdict: 'pass', decided_by: manager.username })]);
+  });
+
+  it('says why: "this stage has already been decided", over REST and tRPC alike', async () => {
+    const task = newTask();
+    await manager.caller.reviews.decideStage({ task_id: task, stage_name: 'qa', verdict: 'pass' });
+    const again = await decide(ceo, task, 'qa', { verdict: 'fail', reason: null }, { 'content-type': 'application/json' });
+    expect(again.json()).toMatchObject({ error: 'this stage has already been decided', error_detail: { error_code: 4001 } });
+    const trpc = await svc.app.inject({
+      method: 'POST',
+      url: '/api/trpc/reviews.decideStage',
+      headers: ceo.headers,
+      payload: { task_id: task, stage_name: 'qa', verdict: 'skip' },
+    });
+    expect(trpc.statusCode).toBe(409);
+    expect(trpc.json()).toMatchObject({
+      error: { message: 'this stage has already been decided', data: { problem: { status: 409, error_code: 4001 } } },
+    });
   });
 
   it('the same stage name on another task is a separate decision', async () => {

@@ -18,7 +18,7 @@ export const reviewsRouter = router({
     })
     .input(DecideStageInput)
     .output(StageDecisionResponse)
-    .mutation(({ ctx, input }) => stages.decideStage(ctx.em, ctx.deps, ctx.actor, input)),
+    .mutation(({ ctx, input }) => stages.decideStage({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input)),
 
   listStages: authedProcedure
     .meta({
@@ -32,5 +32,5 @@ export const reviewsRouter = router({
     })
     .input(ListStagesInput)
     .output(StageDecisionResponse.array())
-    .query(({ ctx, input }) => stages.listStages(ctx.em, input.task_id)),
+    .query(({ ctx, input }) => stages.listStages({ em: ctx.em }, input.task_id)),
 });

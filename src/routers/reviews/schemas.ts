@@ -1,6 +1,6 @@
 // Schemas of the review-stage endpoints: StageDecisionPayload and StageDecisionResponse.
 import { z } from 'zod';
-import { VERDICTS } from '../../services/reviews/stages.ts';
+import { VERDICTS } from '../../db/entities/StageDecision.ts';
 
 const TaskId = z.string().min(1).max(128).describe('Id of the task under review.');
 const StageName = z.string().min(1).max(128).describe('Name of the review stage, e.g. `code_review`.');
@@ -19,6 +19,7 @@ export const DecideStageInput = z
       .describe('Why; null or absent when there is nothing to say.'),
   })
   .meta({ id: 'StageDecisionPayload' });
+export type DecideStageInput = z.infer<typeof DecideStageInput>;
 
 export const ListStagesInput = z.strictObject({ task_id: TaskId });
 
@@ -32,3 +33,5 @@ export const StageDecisionResponse = z
     decided_at: z.iso.datetime({ precision: 3 }),
   })
   .meta({ id: 'StageDecisionResponse' });
+/** The wire shape of a stage decision; `toStageDecisionResponse` in the service is the one mapping to it. */
+export type StageDecisionResponse = z.infer<typeof StageDecisionResponse>;
