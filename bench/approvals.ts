@@ -3,9 +3,11 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { z } from 'zod';
-import { sqlRows, sqlRun } from '../src/db/sql.ts';
+import { kysely } from '../src/db/kysely.ts';
 import { insertUser } from '../src/services/auth/accounts.ts';
+import { listQuery } from '../src/services/approvals/store.ts';
 import { issueSession } from '../src/services/auth/sessions.ts';
 import { AUTOCANNON_PACKAGE, CONNECTIONS, DURATION_S, load, runAutocannon, startBenchService, tableRow } from './lib.ts';
 
@@ -41,6 +43,7 @@ const { service } = bench;
 try {
   const { deps } = service;
   const em = deps.orm.em.fork();
+  const db = kysely(em);
   const signIn = async (username: string, role: 'manager' | 'board_member') => {
     const user = await insertUser(em, deps, { username, password: `${username} bench password`, role, mustChangePassword: false });
     const session = await em.transactional((tx) => issueSession(tx, deps, user.id, { ip: '127.0.0.1', userAgent: 'bench' }));
@@ -52,29 +55,27 @@ try {
   // One statement: 60 % pending (a third of them with a deadline a day away), the rest decided or expired;
   // rows come in pairs sharing a millisecond, so the id tie-break of the keyset is exercised too.
   const seedStarted = performance.now();
-  await sqlRun(
-    em,
-    `insert into approvals (id, action_type, title, description, requested_by_id, requested_by, risk_level, status,
+  // SQL by hand: 100,000 generated rows in one INSERT ... SELECT generate_series, which the builder cannot say.
+  await sql`insert into approvals (id, action_type, title, description, requested_by_id, requested_by, risk_level, status,
                             created_at, expires_at, decided_at, decided_by_id, decided_by, decision_reason, task_id, metadata)
      select gen_random_uuid(),
             (array['deploy:production', 'budget:increase', 'hire:agent', 'access:grant', 'data:export'])[g % 5 + 1],
-            'Bench approval ' || g, 'Seeded for the list benchmark', ?::uuid, ?,
+            'Bench approval ' || g, 'Seeded for the list benchmark', ${requester.user.id}::uuid, ${requester.user.username},
             (array['low', 'medium', 'high', 'critical'])[g % 4 + 1],
             s.status,
             base - (g / 2) * interval '1 millisecond',
             case when s.status = 'pending' and g % 3 = 0 then base + interval '1 day'
                  when s.status = 'expired' then base - interval '1 hour' end,
             case when s.status in ('approved', 'rejected') then base end,
-            case when s.status in ('approved', 'rejected') then ?::uuid end,
-            case when s.status in ('approved', 'rejected') then ? end,
+            case when s.status in ('approved', 'rejected') then ${approver.user.id}::uuid end,
+            case when s.status in ('approved', 'rejected') then ${approver.user.username} end,
             case when s.status = 'rejected' then 'no' end,
             'task-' || (g % 1000), jsonb_build_object('n', g::text)
-       from generate_series(1, ?) as g,
+       from generate_series(1, ${APPROVALS}) as g,
             lateral (select case when g % 10 < 6 then 'pending' when g % 10 < 8 then 'approved' when g % 10 = 8 then 'rejected' else 'expired' end as status) s,
-            (select now() as base) b`,
-    [requester.user.id, requester.user.username, approver.user.id, approver.user.username, APPROVALS],
-  );
-  await sqlRun(em, 'analyze approvals');
+            (select now() as base) b`.execute(db);
+  await sql`analyze approvals`.execute(db); // a maintenance statement: no builder for it
+
   const seedMs = performance.now() - seedStarted;
 
   const base = await service.app.listen({ port: 0, host: '127.0.0.1' });
@@ -92,23 +93,15 @@ try {
   const deep = `${base}/api/v1/approvals?status=pending&limit=50&cursor=${cursor}`;
   if (PageJson.parse(await (await fetch(deep, { headers })).json()).data.length !== 50) throw new Error('the deep page is not full');
 
-  // The plan the list query gets (same SQL as the service, with a deep keyset position).
-  const [position] = await sqlRows<{ created_at: string; id: string }>(
-    em,
-    `select created_at::text, id::text from approvals where status = 'pending' and (expires_at is null or expires_at > now())
-      order by created_at desc, id desc offset ? limit 1`,
-    [DEEP_ROWS],
-  );
-  const explain = (keyset: string, params: unknown[]) =>
-    sqlRows<{ 'QUERY PLAN': string }>(
-      em,
-      `explain (analyze, buffers off, timing off, summary on)
-       select * from approvals where status = 'pending' and (expires_at is null or expires_at > now()) ${keyset}
-        order by created_at desc, id desc limit 51`,
-      params,
-    );
-  const firstPlan = await explain('', []);
-  const deepPlan = await explain('and (created_at, id) < (?::timestamptz, ?::uuid)', [position?.created_at, position?.id]);
+  // The plans the list query gets: the service's own statement (store.listQuery), first page and a deep keyset position.
+  const now = new Date();
+  const position = await listQuery(em, { now, status: 'pending', limit: 1 }).offset(DEEP_ROWS).executeTakeFirstOrThrow();
+  const explain = async (after?: { createdAt: Date; id: string }) => {
+    const plan = await listQuery(em, { now, status: 'pending', after, limit: 51 }).explain('text', sql`analyze, buffers off, timing off, summary on`);
+    return plan.map((line) => String(line['QUERY PLAN']));
+  };
+  const firstPlan = await explain();
+  const deepPlan = await explain({ createdAt: position.createdAt, id: position.id });
 
   await load(first, { headers, durationS: 3 });
   await load(deep, { headers, durationS: 3 });
@@ -116,14 +109,22 @@ try {
   const deepResult = await load(deep, { headers });
 
   // Decisions: distinct pending approvals without a deadline, each approved once.
-  const targets = await sqlRows<{ id: string }>(
-    em,
-    `select id::text from approvals where status = 'pending' and expires_at is null order by created_at desc, id desc limit ?`,
-    [DECISIONS],
-  );
+  const targets = await db
+    .selectFrom('approvals')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('expiresAt', 'is', null)
+    .orderBy('createdAt', 'desc')
+    .orderBy('id', 'desc')
+    .limit(DECISIONS)
+    .execute();
   const approvedCount = async () => {
-    const [count] = await sqlRows<{ n: number }>(em, `select count(*)::int as n from approvals where status = 'approved'`);
-    return count?.n ?? 0;
+    const count = await db
+      .selectFrom('approvals')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('status', '=', 'approved')
+      .executeTakeFirstOrThrow();
+    return Number(count.n);
   };
   const approvedBefore = await approvedCount();
   const idsFile = path.join(bench.dataDir, 'decide-ids.json');
@@ -156,9 +157,9 @@ try {
     'Plans of the list query (first page, then the deep page):',
     '',
     '```',
-    ...firstPlan.map((p) => p['QUERY PLAN']),
+    ...firstPlan,
     '',
-    ...deepPlan.map((p) => p['QUERY PLAN']),
+    ...deepPlan,
     '```',
   ];
   console.log(out.join('\n'));

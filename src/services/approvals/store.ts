@@ -50,13 +50,18 @@ export type ApprovalsQuery = {
 
 /** Newest first (`created_at desc, id desc`), filtered; the status filter is the effective status at `now`. */
 export async function listApprovals(em: EntityManager, query: ApprovalsQuery): Promise<StoredApproval[]> {
+  return listQuery(em, query).execute();
+}
+
+/** The statement listApprovals runs, unexecuted, so the benchmark can EXPLAIN exactly it. */
+export function listQuery(em: EntityManager, query: ApprovalsQuery) {
   const { now, status, riskLevel, actionType, after } = query;
   let select = kysely(em).selectFrom('approvals').selectAll();
   if (status) select = select.where((eb) => effectiveStatusIs(eb, status, now));
   if (riskLevel) select = select.where('riskLevel', '=', riskLevel);
   if (actionType) select = select.where('actionType', '=', actionType);
   if (after) select = select.where((eb) => eb(eb.refTuple('createdAt', 'id'), '<', eb.tuple(after.createdAt, after.id)));
-  return select.orderBy('createdAt', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+  return select.orderBy('createdAt', 'desc').orderBy('id', 'desc').limit(query.limit);
 }
 
 export type Decision = Pick<NewApproval, 'decidedAt' | 'decidedById' | 'decidedBy' | 'decisionReason'> & { status: 'approved' | 'rejected' };
