@@ -64,7 +64,7 @@ export function listQuery(em: EntityManager, query: ApprovalsQuery) {
   return select.orderBy('createdAt', 'desc').orderBy('id', 'desc').limit(query.limit);
 }
 
-export type Decision = Pick<NewApproval, 'decidedAt' | 'decidedById' | 'decidedBy' | 'decisionReason'> & { status: 'approved' | 'rejected' };
+export type Decision = Required<Pick<NewApproval, 'decidedAt' | 'decidedById' | 'decidedBy' | 'decisionReason'>> & { status: 'approved' | 'rejected' };
 
 /**
  * The compare-and-set of a decision: changes the approval only while it is still decidable at `now`.
