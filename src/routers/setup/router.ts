@@ -38,7 +38,7 @@ export const setupRouter = router({
   status: unlimitedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/status', tags, protect: false, summary: 'What first-run setup still needs', errorResponses: [500] } })
     .output(SetupStatusResponse)
-    .query(({ ctx }) => setupStatus(ctx.em, ctx.deps)),
+    .query(({ ctx }) => setupStatus({ em: ctx.em, providers: ctx.deps.providers })),
 
   templates: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/templates', tags, summary: 'The builtin company templates', errorResponses: READ_ERRORS } })
@@ -53,7 +53,7 @@ export const setupRouter = router({
     })
     .input(SetupCompanyRequest)
     .output(SetupCompanyResponse)
-    .mutation(({ ctx, input }) => createCompany(ctx.em, ctx.deps, input)),
+    .mutation(({ ctx, input }) => createCompany({ em: ctx.em, clock: ctx.deps.clock, providers: ctx.deps.providers }, input)),
 
   createAgent: ceoProcedure
     .meta({
@@ -63,37 +63,37 @@ export const setupRouter = router({
     })
     .input(SetupAgentRequest)
     .output(SetupAgentResponse)
-    .mutation(({ ctx, input }) => agents.createAgent(ctx.em, ctx.deps, input)),
+    .mutation(({ ctx, input }) => agents.createAgent({ em: ctx.em, clock: ctx.deps.clock, providers: ctx.deps.providers }, input)),
 
   listAgents: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/agents', tags, summary: 'The roster, by agent_index', errorResponses: LIST_ERRORS }, rest: { list: true } })
     .input(AgentListInput)
     .output(AgentPage)
-    .query(({ ctx, input }) => agents.listAgents(ctx.em, ctx.deps, input)),
+    .query(({ ctx, input }) => agents.listAgents({ em: ctx.em, secret: ctx.deps.secret }, input)),
 
   randomizeAgentName: ceoProcedure
     .meta({ openapi: { method: 'POST', path: '/setup/agents/{agent_index}/randomize-name', tags, summary: 'Give an agent a new random name from the chosen locales', errorResponses: EDIT_ERRORS } })
     .input(AgentIndexInput)
     .output(SetupAgentSummary)
-    .mutation(({ ctx, input }) => agents.randomizeAgentName(ctx.em, ctx.deps, input)),
+    .mutation(({ ctx, input }) => agents.randomizeAgentName({ em: ctx.em, clock: ctx.deps.clock }, input)),
 
   updateAgentModel: ceoProcedure
     .meta({ openapi: { method: 'PUT', path: '/setup/agents/{agent_index}/model', tags, summary: "Change an agent's model", errorResponses: EDIT_ERRORS } })
     .input(UpdateAgentModelInput)
     .output(SetupAgentSummary)
-    .mutation(({ ctx, input }) => agents.updateAgentModel(ctx.em, ctx.deps, input)),
+    .mutation(({ ctx, input }) => agents.updateAgentModel({ em: ctx.em, clock: ctx.deps.clock, providers: ctx.deps.providers }, input)),
 
   updateAgentName: ceoProcedure
     .meta({ openapi: { method: 'PUT', path: '/setup/agents/{agent_index}/name', tags, summary: 'Rename an agent', errorResponses: EDIT_ERRORS } })
     .input(UpdateAgentNameInput)
     .output(SetupAgentSummary)
-    .mutation(({ ctx, input }) => agents.updateAgentName(ctx.em, ctx.deps, input)),
+    .mutation(({ ctx, input }) => agents.updateAgentName({ em: ctx.em, clock: ctx.deps.clock }, input)),
 
   updateAgentPersonality: ceoProcedure
     .meta({ openapi: { method: 'PUT', path: '/setup/agents/{agent_index}/personality', tags, summary: "Change an agent's personality preset", errorResponses: EDIT_ERRORS } })
     .input(UpdateAgentPersonalityInput)
     .output(SetupAgentSummary)
-    .mutation(({ ctx, input }) => agents.updateAgentPersonality(ctx.em, ctx.deps, input)),
+    .mutation(({ ctx, input }) => agents.updateAgentPersonality({ em: ctx.em, clock: ctx.deps.clock }, input)),
 
   availableLocales: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/name-locales/available', tags, summary: 'Every name locale, by region', errorResponses: READ_ERRORS } })
@@ -103,19 +103,19 @@ export const setupRouter = router({
   getLocales: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/name-locales', tags, summary: 'The chosen name locales', errorResponses: READ_ERRORS } })
     .output(SetupNameLocalesResponse)
-    .query(({ ctx }) => locales.getLocales(ctx.em)),
+    .query(({ ctx }) => locales.getLocales({ em: ctx.em })),
 
   setLocales: ceoProcedure
     .meta({ openapi: { method: 'PUT', path: '/setup/name-locales', tags, summary: 'Choose the name locales agent names are drawn from', errorResponses: CREATE_ERRORS } })
     .input(SetupNameLocalesRequest)
     .output(SetupNameLocalesResponse)
-    .mutation(({ ctx, input }) => locales.setLocales(ctx.em, ctx.deps, input)),
+    .mutation(({ ctx, input }) => locales.setLocales({ em: ctx.em, clock: ctx.deps.clock }, input)),
 
   personalityPresets: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/personality-presets', tags, summary: 'The personality presets, by name', errorResponses: LIST_ERRORS }, rest: { list: true } })
     .input(PresetListInput)
     .output(PresetPage)
-    .query(({ ctx, input }) => listPersonalityPresets(ctx.deps, input)),
+    .query(({ ctx, input }) => listPersonalityPresets({ secret: ctx.deps.secret }, input)),
 
   complete: ceoProcedure
     .meta({
@@ -124,5 +124,5 @@ export const setupRouter = router({
       limits: { op: 'setup.complete' },
     })
     .output(SetupCompleteResponse)
-    .mutation(({ ctx }) => completeSetup(ctx.em, ctx.deps)),
+    .mutation(({ ctx }) => completeSetup({ em: ctx.em, clock: ctx.deps.clock, providers: ctx.deps.providers })),
 });
