@@ -1,8 +1,8 @@
-// setup.{status, templates, createCompany, createAgent, listAgents, randomizeAgentName, updateAgentModel, updateAgentName, updateAgentPersonality, availableLocales, getLocales, setLocales, personalityPresets, complete}
+// setup.{status, templates, providers, getCompany, createCompany, createAgent, listAgents, randomizeAgentName, updateAgentModel, updateAgentName, updateAgentPersonality, availableLocales, getLocales, setLocales, personalityPresets, complete}
 import { authedProcedure, ceoProcedure, router, unlimitedProcedure } from '../../trpc.ts';
 import * as agents from '../../services/setup/agents.ts';
-import { listPersonalityPresets, listTemplates } from '../../services/setup/catalogue.ts';
-import { createCompany } from '../../services/setup/company.ts';
+import { listPersonalityPresets, listProviders, listTemplates } from '../../services/setup/catalogue.ts';
+import { createCompany, getCompany } from '../../services/setup/company.ts';
 import { completeSetup } from '../../services/setup/complete.ts';
 import * as locales from '../../services/setup/locales.ts';
 import { setupStatus } from '../../services/setup/status.ts';
@@ -16,11 +16,13 @@ import {
   SetupAgentRequest,
   SetupAgentResponse,
   SetupAgentSummary,
+  SetupCompanyInfoResponse,
   SetupCompanyRequest,
   SetupCompanyResponse,
   SetupCompleteResponse,
   SetupNameLocalesRequest,
   SetupNameLocalesResponse,
+  SetupProvidersResponse,
   SetupStatusResponse,
   TemplateList,
   UpdateAgentModelInput,
@@ -30,6 +32,7 @@ import {
 
 const tags = ['setup'];
 const READ_ERRORS = [401, 429, 500, 503];
+const GET_ERRORS = [401, 404, 429, 500, 503];
 const LIST_ERRORS = [400, 401, 429, 500, 503];
 const CREATE_ERRORS = [400, 401, 403, 409, 429, 500, 503];
 const EDIT_ERRORS = [400, 401, 403, 404, 409, 429, 500, 503];
@@ -44,6 +47,16 @@ export const setupRouter = router({
     .meta({ openapi: { method: 'GET', path: '/setup/templates', tags, summary: 'The builtin company templates', errorResponses: READ_ERRORS } })
     .output(TemplateList)
     .query(() => listTemplates()),
+
+  providers: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/setup/providers', tags, summary: 'The provider catalogue: valid model_provider and model_id values', errorResponses: READ_ERRORS } })
+    .output(SetupProvidersResponse)
+    .query(({ ctx }) => listProviders({ providers: ctx.deps.providers })),
+
+  getCompany: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/setup/company', tags, summary: 'The company as last created', errorResponses: GET_ERRORS } })
+    .output(SetupCompanyInfoResponse)
+    .query(({ ctx }) => getCompany({ em: ctx.em })),
 
   createCompany: ceoProcedure
     .meta({

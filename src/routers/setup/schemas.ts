@@ -1,6 +1,7 @@
 // Schemas of the setup wizard endpoints (CONTRACT §4.4).
 import { z } from 'zod';
 import { ALL_NAME_LOCALES } from '../../data/nameLocales.ts';
+import { CatalogueProvider } from '../../data/providerCatalogue.ts';
 import { AgentLevel, ModelTier, TemplateInfo } from '../../data/templates.ts';
 import { page, pageQueryShape } from '../../services/pagination.ts';
 
@@ -22,6 +23,13 @@ export type SetupStatusResponse = z.infer<typeof SetupStatusResponse>;
 
 export const TemplateInfoResponse = TemplateInfo.meta({ id: 'TemplateInfoResponse' });
 export const TemplateList = z.array(TemplateInfoResponse);
+
+/** The provider catalogue as the service loaded it (PROVIDERS_FILE), so clients can fill model_provider/model_id. */
+export const ProviderInfoResponse = CatalogueProvider.meta({ id: 'ProviderInfoResponse' });
+export const SetupProvidersResponse = z
+  .object({ providers: z.array(ProviderInfoResponse).describe('In catalogue order; each model with its tier.') })
+  .meta({ id: 'SetupProvidersResponse' });
+export type SetupProvidersResponse = z.infer<typeof SetupProvidersResponse>;
 
 /** Path parameter: the agent's position in the roster. The REST facade turns digits into a number. */
 const AgentIndex = z.int().min(0).describe('Position of the agent in the roster (0-based).');

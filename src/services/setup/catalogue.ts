@@ -1,8 +1,9 @@
-// The wizard's fixed catalogues: builtin company templates and personality presets (paginated by name).
+// The wizard's catalogues: builtin company templates, personality presets (paginated by name) and the loaded provider catalogue.
 import { PERSONALITY_PRESETS } from '../../data/personalityPresets.ts';
+import type { ProviderCatalogue } from '../../data/providerCatalogue.ts';
 import { TEMPLATES, toTemplateInfo, type TemplateInfo } from '../../data/templates.ts';
 import { ApiError } from '../../errors.ts';
-import type { PersonalityPresetInfoResponse } from '../../routers/setup/schemas.ts';
+import type { PersonalityPresetInfoResponse, SetupProvidersResponse } from '../../routers/setup/schemas.ts';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.ts';
 
 export function listTemplates(): TemplateInfo[] {
@@ -28,4 +29,9 @@ export function listPersonalityPresets({ secret }: { secret: Buffer }, input: { 
     positionOf: (preset) => [preset.name],
     toItem: (preset): PersonalityPresetInfoResponse => ({ name: preset.name, description: preset.description }),
   });
+}
+
+/** The catalogue is validated against the response's own schema at boot, so it is sent as loaded. */
+export function listProviders({ providers }: { providers: ProviderCatalogue }): SetupProvidersResponse {
+  return { providers: providers.providers };
 }
