@@ -92,6 +92,7 @@ export async function readStatusFacts(em: EntityManager): Promise<{ hasCeo: bool
   const state = (eb: ExpressionBuilder<DB, never>) => eb.selectFrom('setup_state').select('id').where('id', '=', STATE_ID);
   const row = await kysely(em)
     .selectNoFrom((eb) => [
+      // The users table belongs to auth; setup reads only this one fact of it (needs_admin).
       eb.exists(eb.selectFrom('users').select('id').where('role', '=', 'ceo')).as('hasCeo'),
       eb.exists(eb.selectFrom('setup_agents').select('agentIndex')).as('hasAgents'),
       eb.exists(state(eb).where('companyName', 'is not', null)).as('hasCompany'),
