@@ -15,7 +15,7 @@ export async function benchHealthz(opts: { connections?: number; durationS?: num
   const startedAt = performance.now();
   // The same JSON the facade sends, with no hooks, plugins or envelope logic: what Fastify alone costs.
   plain.get('/api/v1/healthz', async () => ({
-    data: { status: 'ok', uptime_seconds: Math.round((performance.now() - startedAt) / 10) / 100 },
+    data: { status: 'ok', version: '0.9.0', uptime_seconds: Math.round((performance.now() - startedAt) / 10) / 100 },
     error: null,
     error_detail: null,
     success: true,

@@ -85,7 +85,7 @@ describe('every operation', () => {
 });
 
 describe('the conformance check itself', () => {
-  const ok = { data: { status: 'ok', uptime_seconds: 1 }, error: null, error_detail: null, success: true };
+  const ok = { data: { status: 'ok', version: '0.9.0', uptime_seconds: 1 }, error: null, error_detail: null, success: true };
 
   it('accepts a body that matches', () => {
     expect(() => expectConforms(doc, 'GET', '/api/v1/healthz', 200, ok, 'application/json; charset=utf-8')).not.toThrow();
@@ -93,9 +93,10 @@ describe('the conformance check itself', () => {
 
   it('rejects a body with a wrong, missing or extra field', () => {
     const bad = [
-      { ...ok, data: { status: 'nope', uptime_seconds: 1 } },
-      { ...ok, data: { status: 'ok' } },
-      { ...ok, data: { status: 'ok', uptime_seconds: 1, extra: true } },
+      { ...ok, data: { status: 'nope', version: '0.9.0', uptime_seconds: 1 } },
+      { ...ok, data: { status: 'ok', version: '0.9.0' } },
+      { ...ok, data: { status: 'ok', uptime_seconds: 1 } },
+      { ...ok, data: { status: 'ok', version: '0.9.0', uptime_seconds: 1, extra: true } },
       { ...ok, success: false },
     ];
     for (const body of bad) expect(() => expectConforms(doc, 'GET', '/api/v1/healthz', 200, body, 'application/json')).toThrow(/does not match/);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import packageJson from '../package.json' with { type: 'json' };
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser } from './helpers/users.ts';
 
@@ -9,18 +10,26 @@ beforeAll(async () => {
 afterAll(() => svc.close());
 
 describe('GET /api/v1/healthz', () => {
-  it('answers 200 with status ok and uptime', async () => {
+  it('answers 200 with status ok, the service version and uptime', async () => {
     const res = await svc.app.inject({ method: 'GET', url: '/api/v1/healthz' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ data: { status: 'ok', uptime_seconds: expect.any(Number) }, error: null, error_detail: null, success: true });
+    expect(res.json()).toEqual({ data: { status: 'ok', version: '0.9.0', uptime_seconds: expect.any(Number) }, error: null, error_detail: null, success: true });
+  });
+
+  it('reports the version of package.json, which is also the OpenAPI info.version (probes.healthz)', async () => {
+    const doc = (await svc.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json<{ info: { version: string } }>();
+    const health = await svc.caller().probes.healthz();
+    expect(health.version).toBe(packageJson.version);
+    expect(health.version).toBe(doc.info.version);
   });
 });
 
 describe('GET /api/v1/readyz', () => {
-  it('answers 200 with persistence true when the database answers', async () => {
+  it('answers 200 with persistence true and the service version when the database answers', async () => {
     const res = await svc.app.inject({ method: 'GET', url: '/api/v1/readyz' });
     expect(res.statusCode).toBe(200);
-    expect(res.json().data).toEqual({ status: 'ok', persistence: true, uptime_seconds: expect.any(Number) });
+    expect(res.json().data).toEqual({ status: 'ok', version: '0.9.0', persistence: true, uptime_seconds: expect.any(Number) });
+    expect(await svc.caller().probes.readyz()).toMatchObject({ version: '0.9.0', persistence: true });
   });
 });
 

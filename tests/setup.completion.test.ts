@@ -3,8 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sqlRun } from '../src/db/sql.ts';
-import { lockSetupState } from '../src/services/setup/state.ts';
+import { lockState, markComplete } from '../src/services/setup/store.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
 
@@ -175,8 +174,8 @@ describe('completion races', () => {
     let add: Promise<{ statusCode: number; json(): { error_detail: { error_code: number } } }> | undefined;
     // A completion caught between taking the lock and committing: the add must neither slip in nor be lost.
     await svc.deps.orm.em.fork().transactional(async (tx) => {
-      await lockSetupState(tx);
-      await sqlRun(tx, 'update setup_state set completed_at = ? where id = 1', [new Date()]);
+      await lockState(tx);
+      await markComplete(tx, new Date());
       add = send(svc, ceo, 'POST', '/setup/agent', engineer);
       void add.then(() => (settled = true));
       await new Promise((resolve) => setTimeout(resolve, 300));

@@ -57,7 +57,7 @@ describe('templateRoster', () => {
       'test',
     );
     const roster = await templateRoster(findTemplate('full_company')!, onlyMedium, ['en_US']);
-    expect(roster.every((a) => a.model_provider === 'acme' && a.model_id === 'acme-m' && a.tier === 'medium')).toBe(true);
+    expect(roster.every((a) => a.modelProvider === 'acme' && a.modelId === 'acme-m' && a.tier === 'medium')).toBe(true);
   });
 
   it('is refused with 400/2000 when the catalogue is empty', async () => {

@@ -32,7 +32,7 @@ async function failure(promise: Promise<unknown>): Promise<TRPCClientError<AppRo
 
 describe('the dashboard API at /api/trpc (@trpc/client over real HTTP)', () => {
   it('probes.healthz answers the bare data', async () => {
-    expect(await client().probes.healthz.query()).toEqual({ status: 'ok', uptime_seconds: expect.any(Number) });
+    expect(await client().probes.healthz.query()).toEqual({ status: 'ok', version: '0.9.0', uptime_seconds: expect.any(Number) });
   });
 
   it('probes.capabilities works with a bearer token', async () => {

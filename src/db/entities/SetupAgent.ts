@@ -1,5 +1,6 @@
 // The wizard's agent roster: one row per agent, addressed by its stable position agent_index (0..99).
 import { defineEntity, p } from '@mikro-orm/core';
+import { AGENT_LEVELS, MODEL_TIERS } from '../../data/templates.ts';
 
 export const SetupAgentSchema = defineEntity({
   name: 'SetupAgent',
@@ -10,12 +11,12 @@ export const SetupAgentSchema = defineEntity({
     name: p.string().length(200),
     role: p.string().length(100),
     department: p.string().length(100),
-    level: p.string().length(16),
+    level: p.enum(AGENT_LEVELS).columnType('varchar(16)'),
     personalityPreset: p.string().length(64),
     modelProvider: p.string().length(64),
     modelId: p.string().length(128),
     /** Tier of the model when it was assigned, so the roster still reads if the catalogue later drops the model. */
-    tier: p.string().length(16),
+    tier: p.enum(MODEL_TIERS).columnType('varchar(16)'),
     budgetLimitMonthly: p.double().nullable(),
     createdAt: p.datetime(3),
     updatedAt: p.datetime(3),
@@ -23,8 +24,6 @@ export const SetupAgentSchema = defineEntity({
   checks: [
     // The 100-agent cap holds even if a service bug skipped its own check.
     { name: 'setup_agents_index_check', expression: 'agent_index >= 0 and agent_index < 100' },
-    { name: 'setup_agents_level_check', expression: `level in ('junior', 'mid', 'senior', 'lead', 'principal', 'director', 'vp', 'c_suite')` },
-    { name: 'setup_agents_tier_check', expression: `tier in ('large', 'medium', 'small')` },
   ],
 });
 export class SetupAgent extends SetupAgentSchema.class {}

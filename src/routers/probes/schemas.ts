@@ -1,13 +1,18 @@
 // Schemas of the probe endpoints.
 import { z } from 'zod';
 
+const version = z.string().describe("The service's version (the OpenAPI document's info.version).");
+const uptimeSeconds = z.number().nonnegative().describe('Seconds since the service started.');
+
 export const LivenessStatus = z
-  .object({ status: z.literal('ok'), uptime_seconds: z.number().nonnegative() })
+  .object({ status: z.literal('ok'), version, uptime_seconds: uptimeSeconds })
   .meta({ id: 'LivenessStatus' });
+export type LivenessStatus = z.infer<typeof LivenessStatus>;
 
 export const ReadinessStatus = z
-  .object({ status: z.literal('ok'), persistence: z.literal(true), uptime_seconds: z.number().nonnegative() })
+  .object({ status: z.literal('ok'), version, persistence: z.literal(true), uptime_seconds: uptimeSeconds })
   .meta({ id: 'ReadinessStatus' });
+export type ReadinessStatus = z.infer<typeof ReadinessStatus>;
 
 export const CapabilitiesResponse = z
   .object({
@@ -18,3 +23,4 @@ export const CapabilitiesResponse = z
     docs: z.boolean().describe('The reference UI at /docs is served.'),
   })
   .meta({ id: 'CapabilitiesResponse' });
+export type CapabilitiesResponse = z.infer<typeof CapabilitiesResponse>;

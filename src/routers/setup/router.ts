@@ -1,8 +1,8 @@
-// setup.{status, templates, createCompany, createAgent, listAgents, randomizeAgentName, updateAgentModel, updateAgentName, updateAgentPersonality, availableLocales, getLocales, setLocales, personalityPresets, complete}
+// setup.{status, templates, providers, getCompany, createCompany, createAgent, listAgents, randomizeAgentName, updateAgentModel, updateAgentName, updateAgentPersonality, availableLocales, getLocales, setLocales, personalityPresets, complete}
 import { authedProcedure, ceoProcedure, router, unlimitedProcedure } from '../../trpc.ts';
 import * as agents from '../../services/setup/agents.ts';
-import { listPersonalityPresets, listTemplates } from '../../services/setup/catalogue.ts';
-import { createCompany } from '../../services/setup/company.ts';
+import { listPersonalityPresets, listProviders, listTemplates } from '../../services/setup/catalogue.ts';
+import { createCompany, getCompany } from '../../services/setup/company.ts';
 import { completeSetup } from '../../services/setup/complete.ts';
 import * as locales from '../../services/setup/locales.ts';
 import { setupStatus } from '../../services/setup/status.ts';
@@ -16,11 +16,13 @@ import {
   SetupAgentRequest,
   SetupAgentResponse,
   SetupAgentSummary,
+  SetupCompanyInfoResponse,
   SetupCompanyRequest,
   SetupCompanyResponse,
   SetupCompleteResponse,
   SetupNameLocalesRequest,
   SetupNameLocalesResponse,
+  SetupProvidersResponse,
   SetupStatusResponse,
   TemplateList,
   UpdateAgentModelInput,
@@ -30,6 +32,7 @@ import {
 
 const tags = ['setup'];
 const READ_ERRORS = [401, 429, 500, 503];
+const GET_ERRORS = [401, 404, 429, 500, 503];
 const LIST_ERRORS = [400, 401, 429, 500, 503];
 const CREATE_ERRORS = [400, 401, 403, 409, 429, 500, 503];
 const EDIT_ERRORS = [400, 401, 403, 404, 409, 429, 500, 503];
@@ -38,12 +41,22 @@ export const setupRouter = router({
   status: unlimitedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/status', tags, protect: false, summary: 'What first-run setup still needs', errorResponses: [500] } })
     .output(SetupStatusResponse)
-    .query(({ ctx }) => setupStatus(ctx.em, ctx.deps)),
+    .query(({ ctx }) => setupStatus({ em: ctx.em, providers: ctx.deps.providers })),
 
   templates: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/templates', tags, summary: 'The builtin company templates', errorResponses: READ_ERRORS } })
     .output(TemplateList)
     .query(() => listTemplates()),
+
+  providers: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/setup/providers', tags, summary: 'The provider catalogue: valid model_provider and model_id values', errorResponses: READ_ERRORS } })
+    .output(SetupProvidersResponse)
+    .query(({ ctx }) => listProviders({ providers: ctx.deps.providers })),
+
+  getCompany: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/setup/company', tags, summary: 'The company as last created', errorResponses: GET_ERRORS } })
+    .output(SetupCompanyInfoResponse)
+    .query(({ ctx }) => getCompany({ em: ctx.em })),
 
   createCompany: ceoProcedure
     .meta({
@@ -53,7 +66,7 @@ export const setupRouter = router({
     })
     .input(SetupCompanyRequest)
     .output(SetupCompanyResponse)
-    .mutation(({ ctx, input }) => createCompany(ctx.em, ctx.deps, input)),
+    .mutation(({ ctx, input }) => createCompany({ em: ctx.em, clock: ctx.deps.clock, providers: ctx.deps.providers }, input)),
 
   createAgent: ceoProcedure
     .meta({
@@ -63,37 +76,37 @@ export const setupRouter = router({
     })
     .input(SetupAgentRequest)
     .output(SetupAgentResponse)
-    .mutation(({ ctx, input }) => agents.createAgent(ctx.em, ctx.deps, input)),
+    .mutation(({ ctx, input }) => agents.createAgent({ em: ctx.em, clock: ctx.deps.clock, providers: ctx.deps.providers }, input)),
 
   listAgents: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/agents', tags, summary: 'The roster, by agent_index', errorResponses: LIST_ERRORS }, rest: { list: true } })
     .input(AgentListInput)
     .output(AgentPage)
-    .query(({ ctx, input }) => agents.listAgents(ctx.em, ctx.deps, input)),
+    .query(({ ctx, input }) => agents.listAgents({ em: ctx.em, secret: ctx.deps.secret }, input)),
 
   randomizeAgentName: ceoProcedure
     .meta({ openapi: { method: 'POST', path: '/setup/agents/{agent_index}/randomize-name', tags, summary: 'Give an agent a new random name from the chosen locales', errorResponses: EDIT_ERRORS } })
     .input(AgentIndexInput)
     .output(SetupAgentSummary)
-    .mutation(({ ctx, input }) => agents.randomizeAgentName(ctx.em, ctx.deps, input)),
+    .mutation(({ ctx, input }) => agents.randomizeAgentName({ em: ctx.em, clock: ctx.deps.clock }, input)),
 
   updateAgentModel: ceoProcedure
     .meta({ openapi: { method: 'PUT', path: '/setup/agents/{agent_index}/model', tags, summary: "Change an agent's model", errorResponses: EDIT_ERRORS } })
     .input(UpdateAgentModelInput)
     .output(SetupAgentSummary)
-    .mutation(({ ctx, input }) => agents.updateAgentModel(ctx.em, ctx.deps, input)),
+    .mutation(({ ctx, input }) => agents.updateAgentModel({ em: ctx.em, clock: ctx.deps.clock, providers: ctx.deps.providers }, input)),
 
   updateAgentName: ceoProcedure
     .meta({ openapi: { method: 'PUT', path: '/setup/agents/{agent_index}/name', tags, summary: 'Rename an agent', errorResponses: EDIT_ERRORS } })
     .input(UpdateAgentNameInput)
     .output(SetupAgentSummary)
-    .mutation(({ ctx, input }) => agents.updateAgentName(ctx.em, ctx.deps, input)),
+    .mutation(({ ctx, input }) => agents.updateAgentName({ em: ctx.em, clock: ctx.deps.clock }, input)),
 
   updateAgentPersonality: ceoProcedure
     .meta({ openapi: { method: 'PUT', path: '/setup/agents/{agent_index}/personality', tags, summary: "Change an agent's personality preset", errorResponses: EDIT_ERRORS } })
     .input(UpdateAgentPersonalityInput)
     .output(SetupAgentSummary)
-    .mutation(({ ctx, input }) => agents.updateAgentPersonality(ctx.em, ctx.deps, input)),
+    .mutation(({ ctx, input }) => agents.updateAgentPersonality({ em: ctx.em, clock: ctx.deps.clock }, input)),
 
   availableLocales: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/name-locales/available', tags, summary: 'Every name locale, by region', errorResponses: READ_ERRORS } })
@@ -103,19 +116,19 @@ export const setupRouter = router({
   getLocales: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/name-locales', tags, summary: 'The chosen name locales', errorResponses: READ_ERRORS } })
     .output(SetupNameLocalesResponse)
-    .query(({ ctx }) => locales.getLocales(ctx.em)),
+    .query(({ ctx }) => locales.getLocales({ em: ctx.em })),
 
   setLocales: ceoProcedure
     .meta({ openapi: { method: 'PUT', path: '/setup/name-locales', tags, summary: 'Choose the name locales agent names are drawn from', errorResponses: CREATE_ERRORS } })
     .input(SetupNameLocalesRequest)
     .output(SetupNameLocalesResponse)
-    .mutation(({ ctx, input }) => locales.setLocales(ctx.em, ctx.deps, input)),
+    .mutation(({ ctx, input }) => locales.setLocales({ em: ctx.em, clock: ctx.deps.clock }, input)),
 
   personalityPresets: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/personality-presets', tags, summary: 'The personality presets, by name', errorResponses: LIST_ERRORS }, rest: { list: true } })
     .input(PresetListInput)
     .output(PresetPage)
-    .query(({ ctx, input }) => listPersonalityPresets(ctx.deps, input)),
+    .query(({ ctx, input }) => listPersonalityPresets({ secret: ctx.deps.secret }, input)),
 
   complete: ceoProcedure
     .meta({
@@ -124,5 +137,5 @@ export const setupRouter = router({
       limits: { op: 'setup.complete' },
     })
     .output(SetupCompleteResponse)
-    .mutation(({ ctx }) => completeSetup(ctx.em, ctx.deps)),
+    .mutation(({ ctx }) => completeSetup({ em: ctx.em, clock: ctx.deps.clock, providers: ctx.deps.providers })),
 });

@@ -1,6 +1,7 @@
 // Schemas of the setup wizard endpoints (CONTRACT §4.4).
 import { z } from 'zod';
 import { ALL_NAME_LOCALES } from '../../data/nameLocales.ts';
+import { CatalogueProvider } from '../../data/providerCatalogue.ts';
 import { AgentLevel, ModelTier, TemplateInfo } from '../../data/templates.ts';
 import { page, pageQueryShape } from '../../services/pagination.ts';
 
@@ -18,9 +19,17 @@ export const SetupStatusResponse = z
     min_password_length: z.int(),
   })
   .meta({ id: 'SetupStatusResponse' });
+export type SetupStatusResponse = z.infer<typeof SetupStatusResponse>;
 
 export const TemplateInfoResponse = TemplateInfo.meta({ id: 'TemplateInfoResponse' });
 export const TemplateList = z.array(TemplateInfoResponse);
+
+/** The provider catalogue as the service loaded it (PROVIDERS_FILE), so clients can fill model_provider/model_id. */
+export const ProviderInfoResponse = CatalogueProvider.meta({ id: 'ProviderInfoResponse' });
+export const SetupProvidersResponse = z
+  .object({ providers: z.array(ProviderInfoResponse).describe('In catalogue order; each model with its tier.') })
+  .meta({ id: 'SetupProvidersResponse' });
+export type SetupProvidersResponse = z.infer<typeof SetupProvidersResponse>;
 
 /** Path parameter: the agent's position in the roster. The REST facade turns digits into a number. */
 const AgentIndex = z.int().min(0).describe('Position of the agent in the roster (0-based).');
@@ -38,6 +47,7 @@ export const SetupAgentSummary = z
     personality_preset: z.string(),
   })
   .meta({ id: 'SetupAgentSummary' });
+export type SetupAgentSummary = z.infer<typeof SetupAgentSummary>;
 
 export const SetupCompanyRequest = z
   .strictObject({
@@ -47,16 +57,22 @@ export const SetupCompanyRequest = z
   })
   .meta({ id: 'SetupCompanyRequest' });
 
-export const SetupCompanyResponse = z
+/** The company as last created (GET /setup/company); POST /setup/company adds the roster. */
+export const SetupCompanyInfoResponse = z
   .object({
     company_name: z.string(),
     description: z.string().nullable(),
     template_applied: z.string().nullable(),
     department_count: z.int().min(0).describe('Distinct departments of the roster.'),
-    agents: z.array(SetupAgentSummary),
-    agent_count: z.int().min(0),
+    agent_count: z.int().min(0).describe('Agents in the roster.'),
   })
-  .meta({ id: 'SetupCompanyResponse' });
+  .meta({ id: 'SetupCompanyInfoResponse' });
+export type SetupCompanyInfoResponse = z.infer<typeof SetupCompanyInfoResponse>;
+
+export const SetupCompanyResponse = SetupCompanyInfoResponse.extend({ agents: z.array(SetupAgentSummary).describe('The whole roster after the call.') }).meta({
+  id: 'SetupCompanyResponse',
+});
+export type SetupCompanyResponse = z.infer<typeof SetupCompanyResponse>;
 
 export const SetupAgentRequest = z
   .strictObject({
@@ -71,16 +87,15 @@ export const SetupAgentRequest = z
   })
   .meta({ id: 'SetupAgentRequest' });
 
-export const SetupAgentResponse = z
-  .object({
-    agent_index: z.int().min(0),
-    name: z.string(),
-    role: z.string(),
-    department: z.string(),
-    model_provider: z.string(),
-    model_id: z.string(),
-  })
-  .meta({ id: 'SetupAgentResponse' });
+export const SetupAgentResponse = SetupAgentSummary.pick({
+  agent_index: true,
+  name: true,
+  role: true,
+  department: true,
+  model_provider: true,
+  model_id: true,
+}).meta({ id: 'SetupAgentResponse' });
+export type SetupAgentResponse = z.infer<typeof SetupAgentResponse>;
 
 export const AgentListInput = z.object(pageQueryShape);
 export const AgentPage = page(SetupAgentSummary);
@@ -96,10 +111,12 @@ export const AvailableLocalesResponse = z
     display_names: z.record(z.string(), z.string()).describe('Locale code → human-readable label.'),
   })
   .meta({ id: 'AvailableLocalesResponse' });
+export type AvailableLocalesResponse = z.infer<typeof AvailableLocalesResponse>;
 
 export const SetupNameLocalesResponse = z
   .object({ locales: z.array(z.string()).describe('The chosen codes, or ["__all__"] for every locale (also when none were chosen).') })
   .meta({ id: 'SetupNameLocalesResponse' });
+export type SetupNameLocalesResponse = z.infer<typeof SetupNameLocalesResponse>;
 
 // The count bounds are checked by the service so that every selection problem is one 400/2000.
 export const SetupNameLocalesRequest = z
@@ -111,9 +128,11 @@ export const SetupNameLocalesRequest = z
 export const PersonalityPresetInfoResponse = z
   .object({ name: z.string(), description: z.string() })
   .meta({ id: 'PersonalityPresetInfoResponse' });
+export type PersonalityPresetInfoResponse = z.infer<typeof PersonalityPresetInfoResponse>;
 export const PresetListInput = z.object(pageQueryShape);
 export const PresetPage = page(PersonalityPresetInfoResponse);
 
 export const SetupCompleteResponse = z
   .object({ setup_complete: z.literal(true), completed_at: z.iso.datetime() })
   .meta({ id: 'SetupCompleteResponse' });
+export type SetupCompleteResponse = z.infer<typeof SetupCompleteResponse>;

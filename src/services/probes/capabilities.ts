@@ -1,12 +1,13 @@
 // The capability report: one boolean per optional subsystem, computed from what this deployment wires.
-import type { Deps } from '../../context/deps.ts';
+import type { RequestLimiter } from '../../limits/limiter.ts';
+import type { CapabilitiesResponse } from '../../routers/probes/schemas.ts';
 
-export function capabilities(deps: Deps) {
+export function capabilities({ limiter }: { limiter: RequestLimiter | null }): CapabilitiesResponse {
   return {
     events: false,
     refresh_tokens: true,
     // What was wired, not what was asked for: the limiter is null when RATE_LIMITS_ENABLED=false.
-    shared_rate_limits: deps.limiter?.storeKind === 'postgres',
+    shared_rate_limits: limiter?.storeKind === 'postgres',
     metrics: false,
     docs: true,
   };

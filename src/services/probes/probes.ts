@@ -1,31 +1,28 @@
-// Liveness, readiness and the capability report (CONTRACT §4.1).
-import type { Deps } from '../../context/deps.ts';
+// Liveness and readiness (CONTRACT §4.1).
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
 import { ApiError } from '../../errors.ts';
+import type { LivenessStatus, ReadinessStatus } from '../../routers/probes/schemas.ts';
+import { SERVICE_VERSION } from '../../version.ts';
 
 const READINESS_TIMEOUT_MS = 2000;
 
-export function liveness(deps: Deps) {
-  return { status: 'ok' as const, uptime_seconds: uptime(deps) };
+export function liveness({ startedAt }: { startedAt: number }): LivenessStatus {
+  return { status: 'ok', version: SERVICE_VERSION, uptime_seconds: uptime(startedAt) };
 }
 
 /** Ready when a database round-trip succeeds within 2 s; the 503 names the dependency, never driver text. */
-export async function readiness(deps: Deps) {
-  const ok = await withTimeout(
-    deps.orm.em
-      .getConnection()
-      .execute('select 1')
-      .then(() => true),
-    READINESS_TIMEOUT_MS,
-  ).catch((error: unknown) => {
-    deps.logger.warn({ err: error }, 'readiness check failed');
-    return false;
-  });
-  if (!ok) throw ApiError.unavailable('persistence unavailable', { retryAfter: 5 });
-  return { status: 'ok' as const, persistence: true as const, uptime_seconds: uptime(deps) };
+export async function readiness({ orm, logger, startedAt }: { orm: MikroORM; logger: FastifyBaseLogger; startedAt: number }): Promise<ReadinessStatus> {
+  const check = await withTimeout(orm.checkConnection(), READINESS_TIMEOUT_MS).catch((error: unknown) => ({ ok: false as const, error }));
+  if (!check.ok) {
+    logger.warn({ err: check.error }, 'readiness check failed');
+    throw ApiError.unavailable('persistence unavailable', { retryAfter: 5 });
+  }
+  return { status: 'ok', version: SERVICE_VERSION, persistence: true, uptime_seconds: uptime(startedAt) };
 }
 
-function uptime(deps: Deps): number {
-  return Math.round((performance.now() - deps.startedAt) / 10) / 100;
+function uptime(startedAt: number): number {
+  return Math.round((performance.now() - startedAt) / 10) / 100;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -1,8 +1,9 @@
-// The wizard's fixed catalogues: builtin company templates and personality presets (paginated by name).
-import type { Deps } from '../../context/deps.ts';
+// The wizard's catalogues: builtin company templates, personality presets (paginated by name) and the loaded provider catalogue.
 import { PERSONALITY_PRESETS } from '../../data/personalityPresets.ts';
+import type { ProviderCatalogue } from '../../data/providerCatalogue.ts';
 import { TEMPLATES, toTemplateInfo, type TemplateInfo } from '../../data/templates.ts';
 import { ApiError } from '../../errors.ts';
+import type { PersonalityPresetInfoResponse, SetupProvidersResponse } from '../../routers/setup/schemas.ts';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.ts';
 
 export function listTemplates(): TemplateInfo[] {
@@ -11,11 +12,11 @@ export function listTemplates(): TemplateInfo[] {
 
 const PRESETS_LIST = 'setup.personality_presets';
 
-export function listPersonalityPresets(deps: Deps, input: { cursor?: string | null | undefined; limit?: number | null | undefined }) {
+export function listPersonalityPresets({ secret }: { secret: Buffer }, input: { cursor?: string | null | undefined; limit?: number | null | undefined }) {
   const limit = input.limit ?? DEFAULT_PAGE_SIZE;
   let after: string | undefined;
   if (input.cursor) {
-    const [position] = decodeCursor(deps.secret, PRESETS_LIST, input.cursor);
+    const [position] = decodeCursor(secret, PRESETS_LIST, input.cursor);
     if (typeof position !== 'string') throw ApiError.badRequest('query.cursor: invalid or expired cursor');
     after = position;
   }
@@ -23,9 +24,14 @@ export function listPersonalityPresets(deps: Deps, input: { cursor?: string | nu
   const rows = PERSONALITY_PRESETS.filter((preset) => after === undefined || preset.name > after).slice(0, limit + 1);
   return toPage(rows, {
     limit,
-    secret: deps.secret,
+    secret,
     list: PRESETS_LIST,
     positionOf: (preset) => [preset.name],
-    toItem: (preset) => ({ name: preset.name, description: preset.description }),
+    toItem: (preset): PersonalityPresetInfoResponse => ({ name: preset.name, description: preset.description }),
   });
+}
+
+/** The catalogue is validated against the response's own schema at boot, so it is sent as loaded. */
+export function listProviders({ providers }: { providers: ProviderCatalogue }): SetupProvidersResponse {
+  return { providers: providers.providers };
 }
