@@ -253,6 +253,7 @@ export function toApiError(error: unknown): ApiError {
  */
 export const UNIQUE_VIOLATIONS: Readonly<Record<string, () => ApiError>> = {
   users_username_key_unique: () => ApiError.duplicate('username is already taken'),
+  users_username_skeleton_unique: () => ApiError.duplicate('username is already taken (an existing name looks the same)'),
   users_one_ceo: () => ApiError.conflict('there is already a CEO'),
   user_org_roles_pkey: () => ApiError.duplicate('the user already holds this org role'),
   stage_decisions_task_stage_unique: () => ApiError.duplicate('this stage has already been decided'),

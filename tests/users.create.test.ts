@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlRows } from '../src/db/sql.ts';
+import { usernameKey } from '../src/services/auth/usernames.ts';
 import type { TestService } from './helpers/service.ts';
 import { createUser, startWithCeo, type TestUser } from './helpers/users.ts';
 
@@ -24,8 +25,8 @@ async function userCount(): Promise<number> {
   return row!.n;
 }
 
-async function usersNamed(key: string): Promise<number> {
-  const [row] = await sqlRows<{ n: number }>(svc.deps.orm.em.fork(), 'select count(*)::int as n from users where username_key = ?', [key]);
+async function usersNamed(username: string): Promise<number> {
+  const [row] = await sqlRows<{ n: number }>(svc.deps.orm.em.fork(), 'select count(*)::int as n from users where username_key = ?', [usernameKey(username)]);
   return row!.n;
 }
 

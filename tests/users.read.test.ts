@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlRows, sqlRun } from '../src/db/sql.ts';
 import { encodeCursor } from '../src/services/pagination.ts';
+import { usernameKey, usernameSkeletonKey } from '../src/services/auth/usernames.ts';
 import type { TestService } from './helpers/service.ts';
 import { createUser, startWithCeoAndObserver, type TestUser } from './helpers/users.ts';
 
@@ -32,9 +33,9 @@ async function seedUsers(count: number, opts: { createdAt?: Date; prefix?: strin
     const at = opts.createdAt ?? new Date();
     await sqlRun(
       em,
-      `insert into users (id, username, username_key, password_hash, role, must_change_password, created_at, updated_at)
-       values (?, ?, ?, 'not-a-hash', 'observer', false, ?, ?)`,
-      [id, name, name, at, at],
+      `insert into users (id, username, username_key, username_skeleton, password_hash, role, must_change_password, created_at, updated_at)
+       values (?, ?, ?, ?, 'not-a-hash', 'observer', false, ?, ?)`,
+      [id, name, usernameKey(name), usernameSkeletonKey(name), at, at],
     );
     ids.push(id);
   }

@@ -7,8 +7,10 @@ export const UserSchema = defineEntity({
   properties: {
     id: p.uuid().primary(),
     username: p.string().length(128),
-    /** NFC + lower case: the uniqueness and login key (CONTRACT §3.4). */
+    /** SHA-256 of the NFKC_Casefold form: the uniqueness and login key (CONTRACT §3.4). */
     usernameKey: p.string().length(128).unique('users_username_key_unique'),
+    /** SHA-256 of the TR39 confusable skeleton: a look-alike of an existing name is a duplicate. */
+    usernameSkeleton: p.string().length(64).unique('users_username_skeleton_unique'),
     passwordHash: p.text(),
     role: p.string().length(32),
     mustChangePassword: p.boolean().default(false),

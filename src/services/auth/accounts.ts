@@ -7,7 +7,7 @@ import { sqlRows } from '../../db/sql.ts';
 import { ApiError } from '../../errors.ts';
 import type { Role } from './guards.ts';
 import { assertPasswordPolicy, hashPassword } from './passwords.ts';
-import { usernameKey } from './usernames.ts';
+import { usernameKey, usernameSkeletonKey } from './usernames.ts';
 
 export type UserRow = {
   id: string;
@@ -32,9 +32,9 @@ export async function insertUser(
   try {
     const [row] = await sqlRows<UserRow>(
       em,
-      `insert into users (id, username, username_key, password_hash, role, must_change_password, created_at, updated_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?) returning *`,
-      [randomUUID(), username, usernameKey(username), passwordHash, input.role, input.mustChangePassword, now, now],
+      `insert into users (id, username, username_key, username_skeleton, password_hash, role, must_change_password, created_at, updated_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?) returning *`,
+      [randomUUID(), username, usernameKey(username), usernameSkeletonKey(username), passwordHash, input.role, input.mustChangePassword, now, now],
     );
     if (!row) throw new Error('insert returned no row');
     return row;
@@ -47,7 +47,9 @@ export async function insertUser(
 export function uniqueViolation(error: unknown): ApiError | undefined {
   if (!(error instanceof UniqueConstraintViolationException)) return undefined;
   if (error.message.includes('users_one_ceo')) return ApiError.conflict('there is already a CEO');
-  if (error.message.includes('users_username_key_unique')) return ApiError.duplicate('username is already taken');
+  if (error.message.includes('users_username_key_unique') || error.message.includes('users_username_skeleton_unique')) {
+    return ApiError.duplicate('username is already taken');
+  }
   return undefined;
 }
 
