@@ -1,5 +1,6 @@
 // approvals.{list, get, create, approve, reject}
 import { approverProcedure, authedProcedure, router, writerProcedure } from '../../trpc.ts';
+import { idempotently } from '../idempotency.ts';
 import * as approvals from '../../services/approvals/approvals.ts';
 import { ApprovalPage, ApprovalResponse, ApproveInput, CreateApprovalInput, GetApprovalInput, ListApprovalsInput, RejectInput } from './schemas.ts';
 
@@ -33,7 +34,9 @@ export const approvalsRouter = router({
     })
     .input(CreateApprovalInput)
     .output(ApprovalResponse)
-    .mutation(({ ctx, input }) => approvals.createApproval(ctx.em, ctx.deps, ctx.actor, input)),
+    .mutation(({ ctx, input }) =>
+      idempotently(ctx, { operation: 'approvals.create', input, output: ApprovalResponse }, (em) => approvals.createApproval(em, ctx.deps, ctx.actor, input)),
+    ),
 
   get: authedProcedure
     .meta({
