@@ -15,6 +15,7 @@ export function credentialsOf(req: FastifyRequest): Credentials {
   const bearer = typeof authorization === 'string' ? BEARER_PATTERN.exec(authorization)?.[1] : undefined;
   const csrfHeader = req.headers['x-csrf-token'];
   const ifMatch = req.headers['if-match'];
+  const idempotencyKey = req.headers['idempotency-key'];
   return {
     cookieToken: token(cookies[COOKIE_NAMES.session]),
     bearerToken: bearer,
@@ -22,6 +23,7 @@ export function credentialsOf(req: FastifyRequest): Credentials {
     csrfHeader: typeof csrfHeader === 'string' ? csrfHeader : undefined,
     refreshToken: token(cookies[COOKIE_NAMES.refresh]),
     ifMatch: typeof ifMatch === 'string' ? ifMatch : undefined,
+    idempotencyKey: typeof idempotencyKey === 'string' ? idempotencyKey : undefined,
   };
 }
 

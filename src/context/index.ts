@@ -19,6 +19,8 @@ export type Credentials = {
   refreshToken?: string | undefined;
   /** Conditional-request header for optimistic concurrency (CONTRACT §2.1). */
   ifMatch?: string | undefined;
+  /** `Idempotency-Key` of a create that may be retried (CONTRACT §2.5). */
+  idempotencyKey?: string | undefined;
 };
 
 export type CookieOptions = {

@@ -1,5 +1,6 @@
 // approvals.{list, get, create, approve, reject}
 import { approverProcedure, authedProcedure, router, writerProcedure } from '../../trpc.ts';
+import { idempotently } from '../idempotency.ts';
 import * as approvals from '../../services/approvals/approvals.ts';
 import { ApprovalPage, ApprovalResponse, ApproveInput, CreateApprovalInput, GetApprovalInput, ListApprovalsInput, RejectInput } from './schemas.ts';
 
@@ -33,7 +34,11 @@ export const approvalsRouter = router({
     })
     .input(CreateApprovalInput)
     .output(ApprovalResponse)
-    .mutation(({ ctx, input }) => approvals.createApproval({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input)),
+    .mutation(({ ctx, input }) =>
+      idempotently(ctx, { operation: 'approvals.create', input, output: ApprovalResponse }, (em) =>
+        approvals.createApproval({ em, clock: ctx.deps.clock, actor: ctx.actor }, input),
+      ),
+    ),
 
   get: authedProcedure
     .meta({

@@ -1,5 +1,6 @@
 // reviews.{decideStage, listStages}
 import { authedProcedure, router, writerProcedure } from '../../trpc.ts';
+import { idempotently } from '../idempotency.ts';
 import * as stages from '../../services/reviews/stages.ts';
 import { DecideStageInput, ListStagesInput, StageDecisionResponse } from './schemas.ts';
 
@@ -18,7 +19,11 @@ export const reviewsRouter = router({
     })
     .input(DecideStageInput)
     .output(StageDecisionResponse)
-    .mutation(({ ctx, input }) => stages.decideStage({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input)),
+    .mutation(({ ctx, input }) =>
+      idempotently(ctx, { operation: 'reviews.decideStage', input, output: StageDecisionResponse }, (em) =>
+        stages.decideStage({ em, clock: ctx.deps.clock, actor: ctx.actor }, input),
+      ),
+    ),
 
   listStages: authedProcedure
     .meta({

@@ -1,5 +1,6 @@
 // setup.{status, templates, providers, getCompany, createCompany, createAgent, listAgents, randomizeAgentName, updateAgentModel, updateAgentName, updateAgentPersonality, availableLocales, getLocales, setLocales, personalityPresets, complete}
 import { authedProcedure, ceoProcedure, router, unlimitedProcedure } from '../../trpc.ts';
+import { idempotently } from '../idempotency.ts';
 import * as agents from '../../services/setup/agents.ts';
 import { listPersonalityPresets, listProviders, listTemplates } from '../../services/setup/catalogue.ts';
 import { createCompany, getCompany } from '../../services/setup/company.ts';
@@ -76,7 +77,11 @@ export const setupRouter = router({
     })
     .input(SetupAgentRequest)
     .output(SetupAgentResponse)
-    .mutation(({ ctx, input }) => agents.createAgent({ em: ctx.em, clock: ctx.deps.clock, providers: ctx.deps.providers }, input)),
+    .mutation(({ ctx, input }) =>
+      idempotently(ctx, { operation: 'setup.createAgent', input, output: SetupAgentResponse }, (em) =>
+        agents.createAgent({ em, clock: ctx.deps.clock, providers: ctx.deps.providers }, input),
+      ),
+    ),
 
   listAgents: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/agents', tags, summary: 'The roster, by agent_index', errorResponses: LIST_ERRORS }, rest: { list: true } })

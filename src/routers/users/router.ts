@@ -1,6 +1,7 @@
 // users.{list, get, create, updateRole, delete, grantOrgRole, revokeOrgRole}
 import { z } from 'zod';
 import { authedProcedure, ceoProcedure, router } from '../../trpc.ts';
+import { idempotently } from '../idempotency.ts';
 import * as orgRoles from '../../services/users/orgRoles.ts';
 import * as users from '../../services/users/users.ts';
 import {
@@ -44,7 +45,9 @@ export const usersRouter = router({
     })
     .input(CreateUserInput)
     .output(UserResponse)
-    .mutation(({ ctx, input }) => users.createUser(ctx.em, ctx.deps, ctx.actor, input)),
+    .mutation(({ ctx, input }) =>
+      idempotently(ctx, { operation: 'users.create', input, output: UserResponse }, (em) => users.createUser(em, ctx.deps, ctx.actor, input)),
+    ),
 
   updateRole: ceoProcedure
     .meta({
