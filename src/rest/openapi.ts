@@ -6,8 +6,7 @@ import type { Deps } from '../context/deps.ts';
 import { ERROR_CATEGORIES, ERROR_CODES, ErrorDetailSchema, ProblemDetailSchema } from '../errors.ts';
 import { appRouter } from '../routers/index.ts';
 import { Pagination } from '../services/pagination.ts';
-import { routeTable } from './facade.ts';
-import { API_PREFIX, type RestRoute } from './routeTable.ts';
+import { API_PREFIX, routeTable, type RestRoute } from './routeTable.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '0.9.0';
