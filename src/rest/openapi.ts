@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { z } from 'zod';
 import type { Deps } from '../context/deps.ts';
-import { ERROR_CATEGORIES, ERROR_CODES, ErrorDetailSchema, ProblemDetailSchema } from '../errors.ts';
+import { ErrorDetailSchema, ProblemDetailSchema } from '../errors.ts';
 import { appRouter } from '../routers/index.ts';
 import { Pagination } from '../services/pagination.ts';
 import { API_PREFIX, routeTable, type RestRoute } from './routeTable.ts';
@@ -205,17 +205,6 @@ function lower(method: string): 'get' | 'post' | 'put' | 'patch' | 'delete' {
 
 function asRecord(value: unknown): Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.fromEntries(Object.entries(value)) : {};
-}
-
-/** Every error category with its codes, for /docs/errors and tests. */
-export function errorCatalogue() {
-  return Object.entries(ERROR_CATEGORIES).map(([category, title]) => ({
-    category,
-    title,
-    codes: Object.entries(ERROR_CODES)
-      .filter(([, info]) => info.category === category)
-      .map(([code, info]) => ({ code: Number(code), name: info.name, status: info.status, retryable: info.retryable })),
-  }));
 }
 
 export async function openApiRoute(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
