@@ -114,6 +114,19 @@ describe('a NUL character or a lone surrogate is refused with 400/2001 naming th
     expect(await approvalCount()).toBe(before);
   });
 
+  it('REST: a body that is not valid UTF-8 is refused (400/2001), never stored with U+FFFD', async () => {
+    const before = await approvalCount();
+    const bytes = Buffer.concat([Buffer.from(approvalBody('"title":"Ship ').slice(0, -1)), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    for (const format of FORMATS) {
+      const res = await svc.app.inject({ method: 'POST', url: '/api/v1/approvals', headers: { ...writer.headers, accept: format.accept, 'content-type': 'application/json' }, payload: bytes });
+      expect(res.statusCode, res.body).toBe(400);
+      expectResponseConforms(doc, 'POST', '/api/v1/approvals', res);
+      const problem = format.accept === 'application/problem+json' ? res.json() : res.json().error_detail;
+      expect(problem).toMatchObject({ error_code: 2001, detail: 'body: not valid UTF-8' });
+    }
+    expect(await approvalCount()).toBe(before);
+  });
+
   it('a deeply nested body is refused as a shape error, never a 500', async () => {
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
     await expect2001(writer, 'POST', '/api/v1/approvals', approvalBody(`"metadata":${deep}`), /^body\.metadata/);

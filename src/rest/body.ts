@@ -8,27 +8,34 @@ import { ApiError } from '../errors.ts';
  * wrong role's 403, and a procedure that ignores its input (logout) never fails on one.
  */
 export class ReceivedBody {
-  readonly #text: string | undefined;
+  readonly #bytes: Buffer | undefined;
   readonly #contentType: string;
 
-  private constructor(text: string | undefined, contentType: string) {
-    this.#text = text;
+  private constructor(bytes: Buffer | undefined, contentType: string) {
+    this.#bytes = bytes;
     this.#contentType = contentType;
   }
 
-  static json(text: string): ReceivedBody {
-    return new ReceivedBody(text, 'application/json');
+  static json(bytes: Buffer): ReceivedBody {
+    return new ReceivedBody(bytes, 'application/json');
   }
 
   static unsupported(contentType: string): ReceivedBody {
     return new ReceivedBody(undefined, contentType);
   }
 
-  /** The parsed JSON value; 400/2001 for malformed JSON or another media type. */
+  /** The parsed JSON value; 400/2001 for another media type, bytes that are not UTF-8, or malformed JSON. */
   parse(): unknown {
-    if (this.#text === undefined) throw ApiError.badRequest(`body: unsupported content type ${this.#contentType}; send application/json`);
+    if (this.#bytes === undefined) throw ApiError.badRequest(`body: unsupported content type ${this.#contentType}; send application/json`);
+    let text: string;
     try {
-      return JSON.parse(this.#text);
+      // Fatal, so invalid UTF-8 is refused instead of silently becoming U+FFFD (CONTRACT §2.2).
+      text = new TextDecoder('utf-8', { fatal: true }).decode(this.#bytes);
+    } catch {
+      throw ApiError.badRequest('body: not valid UTF-8');
+    }
+    try {
+      return JSON.parse(text);
     } catch {
       throw ApiError.badRequest('body: malformed JSON');
     }
@@ -42,14 +49,15 @@ export function bodyOf(raw: unknown): unknown {
 
 /**
  * The facade's parsers (registered in its own plugin scope, so /api/trpc and unknown paths keep the
- * app's): JSON bodies are kept as text and other media types remembered, both for later. The size limit
+ * app's): JSON bodies are kept as bytes and other media types remembered, both for later. The size limit
  * stays the server's `bodyLimit`, enforced while reading.
  */
 export function deferredBodyParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    done(null, text.trim() === '' ? undefined : ReceivedBody.json(text));
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => {
+    // Whitespace alone is no input, like an empty body.
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    done(null, bytes.toString('utf8').trim() === '' ? undefined : ReceivedBody.json(bytes));
   });
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body, done) => {
     if (body.length === 0) return done(null, undefined);
