@@ -20,33 +20,157 @@ type CodeInfo = {
   name: string;
   category: ErrorCategory;
   status: number;
+  /** Another status the code is sent with (2001 is 405 for a wrong method). */
+  alsoStatus?: number;
   retryable: boolean;
+  /** When the service sends it, for the error page at /docs/errors. */
+  when: string;
   /** 5xx answers never echo the real failure (SERVICE-SPEC §7.5.3). */
   genericDetail?: string;
 };
 
 export const ERROR_CODES = {
-  1000: { name: 'UNAUTHORIZED', category: 'auth', status: 401, retryable: false },
-  1001: { name: 'FORBIDDEN', category: 'auth', status: 403, retryable: false },
-  1002: { name: 'SESSION_REVOKED', category: 'auth', status: 401, retryable: false },
-  2000: { name: 'VALIDATION_ERROR', category: 'validation', status: 400, retryable: false },
-  2001: { name: 'REQUEST_VALIDATION_ERROR', category: 'validation', status: 400, retryable: false },
-  3000: { name: 'RESOURCE_NOT_FOUND', category: 'not_found', status: 404, retryable: false },
-  3001: { name: 'RECORD_NOT_FOUND', category: 'not_found', status: 404, retryable: false },
-  3002: { name: 'ROUTE_NOT_FOUND', category: 'not_found', status: 404, retryable: false },
-  4000: { name: 'RESOURCE_CONFLICT', category: 'conflict', status: 409, retryable: false },
-  4001: { name: 'DUPLICATE_RECORD', category: 'conflict', status: 409, retryable: false },
-  4002: { name: 'VERSION_CONFLICT', category: 'conflict', status: 409, retryable: false },
-  5000: { name: 'RATE_LIMITED', category: 'rate_limit', status: 429, retryable: true },
-  5001: { name: 'PER_OPERATION_RATE_LIMITED', category: 'rate_limit', status: 429, retryable: true },
-  5002: { name: 'CONCURRENCY_LIMIT_EXCEEDED', category: 'rate_limit', status: 429, retryable: true },
-  6000: { name: 'BUDGET_EXHAUSTED', category: 'budget_exhausted', status: 402, retryable: false },
-  7000: { name: 'PROVIDER_ERROR', category: 'provider_error', status: 502, retryable: false },
+  1000: {
+    name: 'UNAUTHORIZED',
+    category: 'auth',
+    status: 401,
+    retryable: false,
+    when:
+      'No credentials, or credentials that are malformed, unknown or expired: the `session` cookie or bearer token, an access token ' +
+      'replaced by a refresh, a missing, unknown or expired refresh token; a wrong username or password at login (the same answer for both).',
+  },
+  1001: {
+    name: 'FORBIDDEN',
+    category: 'auth',
+    status: 403,
+    retryable: false,
+    when:
+      'Signed in but not allowed: the role does not permit the operation (e.g. user administration and setup changes are for the CEO, ' +
+      '`scope=all` on sessions too); a cookie-authenticated POST, PUT, PATCH or DELETE without an `X-CSRF-Token` equal to the `csrf_token` ' +
+      'cookie; a user who must change the initial password calling anything but `GET /auth/me`, `POST /auth/change-password` or ' +
+      '`POST /auth/logout` ("password change required"); deciding (approving or rejecting) one\'s own approval request.',
+  },
+  1002: {
+    name: 'SESSION_REVOKED',
+    category: 'auth',
+    status: 401,
+    retryable: false,
+    when:
+      'The token belongs to a session that was ended: logged out, revoked through `DELETE /auth/sessions/{session_id}`, ended by a password ' +
+      'change in another session or by deleting the user, evicted by a newer login beyond the per-user session cap, or killed because a ' +
+      'used refresh token was presented again. Sign in again.',
+  },
+  2000: {
+    name: 'VALIDATION_ERROR',
+    category: 'validation',
+    status: 400,
+    retryable: false,
+    when:
+      'Well-formed input that breaks a business rule: an unknown template, model provider, model or personality preset, a bad or repeated ' +
+      'locale code, a password that is only whitespace, equals the username or repeats the current one, a wrong current password, setup ' +
+      'that cannot complete yet, org-role department rules.',
+  },
+  2001: {
+    name: 'REQUEST_VALIDATION_ERROR',
+    category: 'validation',
+    status: 400,
+    alsoStatus: 405,
+    retryable: false,
+    when:
+      'The request\'s shape is wrong (the detail names the field, e.g. `body.password`, `query.limit`, `path.user_id`): a field fails its ' +
+      'schema, an unknown field, malformed JSON, a body that is not a JSON object (`null` included), a body over 1 MiB, a media type other ' +
+      'than `application/json`, a bad or tampered cursor, a query parameter given twice, a path parameter over 128 characters, text the ' +
+      'database cannot store (a NUL character or a lone surrogate, in any value or key) or a `__proto__` / `constructor.prototype` key. ' +
+      'With status 405 and an `Allow` header: a method the path does not support.',
+  },
+  3000: {
+    name: 'RESOURCE_NOT_FOUND',
+    category: 'not_found',
+    status: 404,
+    retryable: false,
+    when:
+      'The resource the path names does not exist: a user, an approval, a session (also someone else\'s, unless you are the CEO), an org ' +
+      'role the user does not hold, a setup agent index out of range.',
+  },
+  3001: {
+    name: 'RECORD_NOT_FOUND',
+    category: 'not_found',
+    status: 404,
+    retryable: false,
+    when: 'Defined by the error taxonomy; this service does not send it (a missing resource is 3000).',
+  },
+  3002: {
+    name: 'ROUTE_NOT_FOUND',
+    category: 'not_found',
+    status: 404,
+    retryable: false,
+    when: 'No endpoint at this path under `/api/v1`, or no procedure of this name at `/api/trpc`.',
+  },
+  4000: {
+    name: 'RESOURCE_CONFLICT',
+    category: 'conflict',
+    status: 409,
+    retryable: false,
+    when:
+      'The current state forbids it: first-run setup already done (or, at login, not done yet), the setup wizard already complete, an ' +
+      'approval no longer pending, a second CEO or changing the CEO\'s role, deleting yourself, the CEO or the last owner, a company ' +
+      'without a template while agents exist, the agent cap, too many unredeemed WebSocket tickets.',
+  },
+  4001: {
+    name: 'DUPLICATE_RECORD',
+    category: 'conflict',
+    status: 409,
+    retryable: false,
+    when: 'It already exists: a username that is taken (compared case-insensitively), an org role the user already holds, a review stage already decided.',
+  },
+  4002: {
+    name: 'VERSION_CONFLICT',
+    category: 'conflict',
+    status: 409,
+    retryable: false,
+    when: '`If-Match` does not match the resource\'s current `ETag`: someone changed it since you read it. Read it again and retry.',
+  },
+  5000: {
+    name: 'RATE_LIMITED',
+    category: 'rate_limit',
+    status: 429,
+    retryable: true,
+    when: 'Too many requests from this user (or, signed out, this IP address) in the current minute: the global limit.',
+  },
+  5001: {
+    name: 'PER_OPERATION_RATE_LIMITED',
+    category: 'rate_limit',
+    status: 429,
+    retryable: true,
+    when: 'The operation\'s own sliding-window limit is used up, or login is throttled after repeated failures for this username and IP.',
+  },
+  5002: {
+    name: 'CONCURRENCY_LIMIT_EXCEEDED',
+    category: 'rate_limit',
+    status: 429,
+    retryable: true,
+    when: 'A previous request of the same operation by the same user (or IP) is still running; retry after 1 second.',
+  },
+  6000: {
+    name: 'BUDGET_EXHAUSTED',
+    category: 'budget_exhausted',
+    status: 402,
+    retryable: false,
+    when: 'Defined by the error taxonomy for budget limits; this version of the service does not send it.',
+  },
+  7000: {
+    name: 'PROVIDER_ERROR',
+    category: 'provider_error',
+    status: 502,
+    retryable: false,
+    when: 'Defined by the error taxonomy for upstream model provider failures; this version of the service does not send it.',
+  },
   8000: {
     name: 'INTERNAL_ERROR',
     category: 'internal',
     status: 500,
     retryable: false,
+    when: 'An unexpected failure. The detail is a generic sentence; the real error is logged under the `instance` id: quote it when reporting.',
     genericDetail: 'An unexpected error occurred. Quote the instance id when reporting it.',
   },
   8001: {
@@ -54,6 +178,7 @@ export const ERROR_CODES = {
     category: 'internal',
     status: 503,
     retryable: true,
+    when: 'The database is unreachable or overloaded, or a required dependency is down; `GET /readyz` names the dependency. Retry later.',
     genericDetail: 'A required service is unavailable. Retry later.',
   },
   8002: {
@@ -61,6 +186,7 @@ export const ERROR_CODES = {
     category: 'internal',
     status: 500,
     retryable: false,
+    when: 'A database error other than unavailability. The detail is generic; the real error is logged under the `instance` id.',
     genericDetail: 'A storage error occurred. Quote the instance id when reporting it.',
   },
 } as const satisfies Record<number, CodeInfo>;

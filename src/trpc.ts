@@ -3,6 +3,7 @@ import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Context } from './context/index.ts';
 import { ApiError, toApiError, toProblem } from './errors.ts';
+import { assertAcceptableInput } from './inputRules.ts';
 import { authenticate, requireRole, type Role } from './services/auth/guards.ts';
 import { applyLimits, countFailedAuthentication } from './limits/middleware.ts';
 import type { OperationId } from './limits/policy.ts';
@@ -23,6 +24,11 @@ export type Meta = OpenApiMeta<{
   limits?: { op: OperationId };
   /** Callable by a user who still has to change the initial password (CONTRACT §3.1). */
   allowPendingPasswordChange?: boolean;
+  /**
+   * The procedure reads nothing from its input, and whatever a client sends is ignored rather than
+   * checked (logout: a broken body must never keep a session alive, CONTRACT §3.3).
+   */
+  ignoresInput?: boolean;
 }>;
 
 const t = initTRPC
@@ -49,17 +55,28 @@ const withLimits = t.middleware(({ ctx, meta, path, type, next }) =>
   applyLimits(ctx, { path, op: meta?.limits?.op, mutation: type === 'mutation' }, () => next()),
 );
 
+/**
+ * The last step of every tier, so who may call is settled before what was sent is looked at (CONTRACT
+ * §2.2: an anonymous bad body is 401, a wrong role's 403). It reads the raw input — which is also when the
+ * REST facade parses the body — and applies the rules no schema states (inputRules.ts); the procedure's
+ * own schema runs right after.
+ */
+const checkInput = t.middleware(async ({ meta, getRawInput, next }) => {
+  if (meta?.ignoresInput !== true) assertAcceptableInput(await getRawInput());
+  return next();
+});
+
 /** Anyone; per-operation limits from meta apply, keyed by client IP. */
-export const publicProcedure = t.procedure.use(withLimits);
+export const publicProcedure = t.procedure.use(withLimits).use(checkInput);
 
 /**
  * Anyone, outside every rate limit: the probes and setup status, which SERVICE-SPEC gives no 429 and
  * orchestrators poll at any rate. Being a tier of its own keeps their hot path free of limiter work.
  */
-export const unlimitedProcedure = t.procedure;
+export const unlimitedProcedure = t.procedure.use(checkInput);
 
-/** A signed-in user (cookie or bearer); `ctx.actor` is non-null. CSRF applies to cookie-authenticated mutations. */
-export const authedProcedure = t.procedure
+/** A signed-in user (cookie or bearer), before the input is looked at. CSRF applies to cookie-authenticated mutations. */
+const signedInProcedure = t.procedure
   .use(async ({ ctx, type, meta, next }) => {
     const actor = await authenticate(ctx, { mutation: type === 'mutation', allowPendingPasswordChange: meta?.allowPendingPasswordChange === true }).catch(
       async (error: unknown) => {
@@ -71,11 +88,16 @@ export const authedProcedure = t.procedure
   })
   .use(withLimits);
 
+/** A signed-in user (cookie or bearer); `ctx.actor` is non-null. */
+export const authedProcedure = signedInProcedure.use(checkInput);
+
 const roleProcedure = (roles: readonly Role[]) =>
-  authedProcedure.use(({ ctx, next }) => {
-    requireRole(ctx.actor, roles);
-    return next({ ctx });
-  });
+  signedInProcedure
+    .use(({ ctx, next }) => {
+      requireRole(ctx.actor, roles);
+      return next({ ctx });
+    })
+    .use(checkInput);
 
 /** The CEO only: user administration and every setup mutation. */
 export const ceoProcedure = roleProcedure(['ceo']);

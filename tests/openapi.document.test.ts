@@ -1,6 +1,6 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routeTable } from '../src/rest/facade.ts';
+import { routeTable } from '../src/rest/routeTable.ts';
 import { buildOpenApiDocument } from '../src/rest/openapi.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import type { OpenApiDocument } from './helpers/openapiConformance.ts';

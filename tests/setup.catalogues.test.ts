@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_NAME_LOCALES } from '../src/data/nameLocales.ts';
 import { PERSONALITY_PRESETS } from '../src/data/personalityPresets.ts';
 import { TEMPLATE_NAMES } from '../src/data/templates.ts';
-import { routeTable } from '../src/rest/facade.ts';
+import { routeTable } from '../src/rest/routeTable.ts';
 import { sender } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';

@@ -1,7 +1,7 @@
 // The reference UI at /docs (Scalar, served locally) and the error-type page at /docs/errors.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Deps } from '../context/deps.ts';
-import { errorCatalogue } from './openapi.ts';
+import { ERROR_CATEGORIES, ERROR_CODES } from '../errors.ts';
 
 // The UI runs inline scripts and styles; the relaxed policy is confined to /docs.
 const DOCS_CSP =
@@ -58,22 +58,32 @@ export async function docsRoutes(app: FastifyInstance, _opts: { deps: Deps }): P
   app.get('/docs/errors', async (_req, reply) => reply.type('text/html; charset=utf-8').send(page));
 }
 
+/** The error page, written from the code table in errors.ts: one section per category, one row per code. */
 function renderErrorPage(): string {
   const escape = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
-  const sections = errorCatalogue()
-    .map(
-      ({ category, title, codes }) => `
+  // `code` spans in the table's sentences become <code> (after escaping, so nothing else can).
+  const prose = (s: string) => escape(s).replace(/`([^`]+)`/g, '<code>$1</code>');
+  const codes = Object.entries(ERROR_CODES);
+  const sections = Object.entries(ERROR_CATEGORIES)
+    .map(([category, title]) => {
+      const rows = codes
+        .filter(([, info]) => info.category === category)
+        .map(([code, info]) => {
+          const statuses = 'alsoStatus' in info ? `${info.status}, ${info.alsoStatus}` : String(info.status);
+          return `<tr id="${code}"><td>${code}</td><td>${info.name}</td><td>${statuses}</td><td>${info.retryable ? 'yes' : 'no'}</td><td>${prose(info.when)}</td></tr>`;
+        });
+      return `
 <section id="${category}">
   <h2><a href="#${category}">${escape(title)}</a> <code>${category}</code></h2>
-  <table><thead><tr><th>code</th><th>name</th><th>HTTP status</th><th>retryable</th></tr></thead><tbody>
-  ${codes.map((c) => `<tr><td>${c.code}</td><td>${c.name}</td><td>${c.status}</td><td>${c.retryable ? 'yes' : 'no'}</td></tr>`).join('\n  ')}
+  <table><thead><tr><th>code</th><th>name</th><th>HTTP status</th><th>retryable</th><th>when</th></tr></thead><tbody>
+  ${rows.join('\n  ')}
   </tbody></table>
-</section>`,
-    )
+</section>`;
+    })
     .join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>agent-org error types</title>
-<style>body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}</style>
+<style>body{font-family:system-ui,sans-serif;max-width:64rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}</style>
 </head><body>
 <h1>Error types</h1>
 <p>Every error carries <code>type</code> = this page with the category as anchor, <code>error_code</code>, <code>retryable</code> and

@@ -1,36 +1,37 @@
-// The /api/v1 REST facade: one native Fastify route per procedure, invoked through createCaller.
+// The /api/v1 REST facade: one native Fastify route per procedure, calling the procedure as createCaller does.
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { Deps } from '../context/deps.ts';
 import { contextFromFastify } from '../context/fromFastify.ts';
 import { ApiError, describeZodError, toApiError } from '../errors.ts';
-import { appRouter, createCaller } from '../routers/index.ts';
 import { etagOf } from '../services/etag.ts';
 import { Pagination } from '../services/pagination.ts';
+import { deferredBodyParsers } from './body.ts';
 import { buildInput, locator } from './input.ts';
 import { envelope, pageEnvelope, sendError } from './reply.ts';
-import { buildRouteTable, type RestRoute } from './routeTable.ts';
+import { routeTable, type RestRoute } from './routeTable.ts';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 
 const ALL_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
-export const routeTable = buildRouteTable(appRouter);
-
 export async function restFacade(app: FastifyInstance, opts: { deps: Deps; corsEnabled: boolean }): Promise<void> {
   const { deps } = opts;
-  const byUrl = new Map<string, RestRoute[]>();
-  for (const route of routeTable) {
-    byUrl.set(route.url, [...(byUrl.get(route.url) ?? []), route]);
-    app.route({
-      method: route.method,
-      url: route.url,
-      config: { operation: route.procedurePath },
-      handler: (req, reply) => handle(route, deps, req, reply),
-    });
-  }
+  // The operations get the deferred body parsers in a scope of their own; the 405 routes below keep the
+  // app's, so a wrong method with a broken body is still refused as the broken body it is.
+  await app.register(async (operations) => {
+    deferredBodyParsers(operations);
+    for (const route of routeTable) {
+      operations.route({
+        method: route.method,
+        url: route.url,
+        config: { operation: route.procedurePath },
+        handler: (req, reply) => handle(route, deps, req, reply),
+      });
+    }
+  });
 
   // Wrong method on a known path: 405 with Allow (OPTIONS stays with the CORS plugin when it is on).
-  for (const [url, routes] of byUrl) {
+  for (const [url, routes] of Map.groupBy(routeTable, (route) => route.url)) {
     const allowed = new Set<string>(routes.map((r) => r.method));
     if (allowed.has('GET')) allowed.add('HEAD');
     const others = ALL_METHODS.filter((m) => !allowed.has(m) && !(opts.corsEnabled && m === 'OPTIONS'));
@@ -48,10 +49,19 @@ export async function restFacade(app: FastifyInstance, opts: { deps: Deps; corsE
 
 async function handle(route: RestRoute, deps: Deps, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const ctx = contextFromFastify(deps, req, reply);
+  let input: Promise<unknown> | undefined;
   let result: unknown;
   try {
-    const input = buildInput(route, req);
-    result = await invoke(createCaller(ctx), route.procedurePath, input);
+    // Called as tRPC's own adapters call a procedure. The input is built when the procedure first reads
+    // it, after its tier has authenticated and authorized the caller (CONTRACT §2.2).
+    result = await route.procedure({
+      ctx,
+      path: route.procedurePath,
+      type: route.type,
+      getRawInput: () => (input ??= Promise.resolve().then(() => buildInput(route, req))),
+      signal: undefined,
+      batchIndex: 0,
+    });
   } catch (error) {
     return sendError(req, reply, restError(error, route), deps.config.publicUrl);
   }
@@ -76,18 +86,6 @@ function restError(error: unknown, route: RestRoute): ApiError {
     return ApiError.badRequest(describeZodError(error.cause, locator(route)));
   }
   return toApiError(error);
-}
-
-/** Walks the caller proxy to the procedure (`users.get` → caller.users.get) and calls it. */
-async function invoke(caller: object, procedurePath: string, input: unknown): Promise<unknown> {
-  let node: unknown = caller;
-  for (const segment of procedurePath.split('.')) {
-    if ((typeof node !== 'object' && typeof node !== 'function') || node === null) break;
-    node = Reflect.get(node, segment);
-  }
-  if (typeof node !== 'function') throw new Error(`no procedure at ${procedurePath}`);
-  const result: unknown = await Reflect.apply(node, undefined, [input]);
-  return result;
 }
 
 function fillTemplate(template: string, data: Record<string, unknown>): string {

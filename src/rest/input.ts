@@ -1,6 +1,7 @@
 // Turns a REST request (path params, query string, JSON body) into the one input object a procedure takes.
 import { z } from 'zod';
 import { ApiError } from '../errors.ts';
+import { bodyOf } from './body.ts';
 import type { RestRoute } from './routeTable.ts';
 
 type Request = { params: unknown; query: unknown; body: unknown };
@@ -23,27 +24,34 @@ export function locator(route: RestRoute): (path: readonly PropertyKey[]) => str
   };
 }
 
+/**
+ * The procedure's raw input, built when the procedure reads it (after authentication). Fields are
+ * defined, never assigned, so a `__proto__` key stays a key the input rules can refuse instead of
+ * becoming the object's prototype.
+ */
 export function buildInput(route: RestRoute, req: Request): unknown {
   const shape = route.inputShape ?? {};
-  const merged: Record<string, unknown> = {};
+  const fields: [string, unknown][] = [];
 
-  if (takesBody(route) && req.body !== undefined && req.body !== null) {
-    if (!isPlainObject(req.body)) throw ApiError.badRequest('body: must be a JSON object');
-    for (const [key, value] of Object.entries(req.body)) {
+  const body = takesBody(route) ? bodyOf(req.body) : undefined;
+  if (body !== undefined) {
+    // An omitted body is no input; `null`, arrays and scalars are not an object of fields.
+    if (!isPlainObject(body)) throw ApiError.badRequest('body: must be a JSON object');
+    for (const [key, value] of Object.entries(body)) {
       // A body may not smuggle a path parameter past the URL.
       if (route.pathParams.includes(key)) throw ApiError.badRequest(`body: unknown field ${key}`);
-      merged[key] = value;
+      fields.push([key, value]);
     }
   }
 
   if (route.method === 'GET' && isPlainObject(req.query)) {
     for (const [key, raw] of Object.entries(req.query)) {
-      const field = shape[key];
       // Unknown query parameters are ignored (cache busters, tracking); bodies stay strict.
+      const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
       if (field === undefined || route.pathParams.includes(key)) continue;
       if (Array.isArray(raw)) throw ApiError.badRequest(`query.${key}: must be given once`);
       if (typeof raw !== 'string' || raw === '') continue; // an empty value counts as absent
-      merged[key] = coerce(field, raw);
+      fields.push([key, coerce(field, raw)]);
     }
   }
 
@@ -51,17 +59,17 @@ export function buildInput(route: RestRoute, req: Request): unknown {
     for (const name of route.pathParams) {
       const raw = req.params[name];
       if (typeof raw !== 'string') continue;
-      const field = shape[name];
-      merged[name] = field ? coerce(field, raw) : raw;
+      const field = Object.hasOwn(shape, name) ? shape[name] : undefined;
+      fields.push([name, field ? coerce(field, raw) : raw]);
     }
   }
 
   if (route.inputShape === null) {
-    const extra = Object.keys(merged);
+    const extra = fields.map(([key]) => key);
     if (extra.length > 0) throw ApiError.badRequest(`body: unknown field${extra.length > 1 ? 's' : ''} ${extra.join(', ')}`);
     return undefined;
   }
-  return merged;
+  return Object.fromEntries(fields);
 }
 
 /**

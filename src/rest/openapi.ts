@@ -3,12 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { z } from 'zod';
 import type { Deps } from '../context/deps.ts';
-import { ERROR_CATEGORIES, ERROR_CODES, ErrorDetailSchema, ProblemDetailSchema } from '../errors.ts';
+import { ErrorDetailSchema, ProblemDetailSchema } from '../errors.ts';
 import { appRouter } from '../routers/index.ts';
 import { Pagination } from '../services/pagination.ts';
 import { SERVICE_VERSION } from '../version.ts';
-import { routeTable } from './facade.ts';
-import { API_PREFIX, type RestRoute } from './routeTable.ts';
+import { API_PREFIX, routeTable, type RestRoute } from './routeTable.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = SERVICE_VERSION;
@@ -207,17 +206,6 @@ function lower(method: string): 'get' | 'post' | 'put' | 'patch' | 'delete' {
 
 function asRecord(value: unknown): Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.fromEntries(Object.entries(value)) : {};
-}
-
-/** Every error category with its codes, for /docs/errors and tests. */
-export function errorCatalogue() {
-  return Object.entries(ERROR_CATEGORIES).map(([category, title]) => ({
-    category,
-    title,
-    codes: Object.entries(ERROR_CODES)
-      .filter(([, info]) => info.category === category)
-      .map(([code, info]) => ({ code: Number(code), name: info.name, status: info.status, retryable: info.retryable })),
-  }));
 }
 
 export async function openApiRoute(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {

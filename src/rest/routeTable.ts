@@ -1,7 +1,7 @@
-// The REST routes, derived by trpc-to-openapi from the routers' openapi meta: one entry per procedure.
-import { forEachOpenApiProcedure, getInputOutputParsers, type OpenApiMethod } from 'trpc-to-openapi';
+// The REST routes, derived by trpc-to-openapi from the routers' openapi meta: one entry per procedure, read by the facade and the OpenAPI document.
+import { forEachOpenApiProcedure, getInputOutputParsers, type OpenApiMethod, type OpenApiProcedure } from 'trpc-to-openapi';
 import { z } from 'zod';
-import type { AppRouter } from '../routers/index.ts';
+import { appRouter, type AppRouter } from '../routers/index.ts';
 import type { Meta, RestMeta } from '../trpc.ts';
 
 export type RestRoute = {
@@ -11,6 +11,8 @@ export type RestRoute = {
   /** Fastify URL, e.g. `/api/v1/users/:user_id`. */
   url: string;
   procedurePath: string;
+  /** The procedure the route serves; the facade calls it as tRPC's own adapters do. */
+  procedure: OpenApiProcedure;
   type: 'query' | 'mutation';
   pathParams: string[];
   /** Fields of the input object schema, or null for procedures without input. */
@@ -21,7 +23,7 @@ export type RestRoute = {
 
 export const API_PREFIX = '/api/v1';
 
-export function buildRouteTable(appRouter: AppRouter): RestRoute[] {
+function buildRouteTable(appRouter: AppRouter): RestRoute[] {
   const routes: RestRoute[] = [];
   forEachOpenApiProcedure<Meta>(appRouter._def.procedures, ({ path, type, procedure, meta }) => {
     if (type === 'subscription') return;
@@ -32,6 +34,7 @@ export function buildRouteTable(appRouter: AppRouter): RestRoute[] {
       openapiPath,
       url: API_PREFIX + openapiPath.replace(/\{(\w+)\}/g, ':$1'),
       procedurePath: path,
+      procedure,
       type,
       pathParams: [...openapiPath.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? ''),
       inputShape: hasInputsDefined ? shapeOf(inputParser) : null,
@@ -41,6 +44,9 @@ export function buildRouteTable(appRouter: AppRouter): RestRoute[] {
   });
   return routes;
 }
+
+/** The routes of the application router, in router order. */
+export const routeTable: readonly RestRoute[] = buildRouteTable(appRouter);
 
 function shapeOf(schema: z.ZodObject): Record<string, z.ZodType> {
   const entries: [string, unknown][] = Object.entries(schema.shape);

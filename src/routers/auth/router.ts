@@ -41,6 +41,7 @@ export const authRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/auth/logout', tags, summary: 'End the current session and clear the cookies (idempotent)', errorResponses: [400, 401, 403, 409, 429, 500, 503] },
       rest: { status: 204 },
+      ignoresInput: true,
     })
     .output(z.void())
     .mutation(({ ctx }) => auth.logout(ctx)),

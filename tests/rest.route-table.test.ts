@@ -1,0 +1,26 @@
+// The REST route table (src/rest/routeTable.ts): one entry per procedure with openapi meta, naming the procedure it serves.
+import { describe, expect, it } from 'vitest';
+import { appRouter } from '../src/routers/index.ts';
+import { routeTable } from '../src/rest/routeTable.ts';
+
+describe('the route table', () => {
+  it('has one route per procedure with openapi meta, and each carries the very procedure the router serves at its path', () => {
+    const procedures = new Map<string, unknown>(Object.entries(appRouter._def.procedures));
+    const rest = [...procedures].filter(([, procedure]) => hasOpenApiMeta(procedure)).map(([path]) => path);
+    expect(routeTable.map((r) => r.procedurePath).sort()).toEqual(rest.sort());
+    for (const route of routeTable) expect(route.procedure, route.procedurePath).toBe(procedures.get(route.procedurePath));
+  });
+
+  it('gives every METHOD + path to exactly one procedure', () => {
+    const keys = routeTable.map((r) => `${r.method} ${r.openapiPath}`);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+});
+
+function hasOpenApiMeta(procedure: unknown): boolean {
+  if (typeof procedure !== 'function' || !('_def' in procedure)) return false;
+  const def: unknown = procedure._def;
+  if (typeof def !== 'object' || def === null || !('meta' in def)) return false;
+  const meta: unknown = def.meta;
+  return typeof meta === 'object' && meta !== null && 'openapi' in meta;
+}
