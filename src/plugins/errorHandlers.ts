@@ -1,16 +1,35 @@
-// The error and not-found handlers: whatever fails below a route answers in our one error shape (CONTRACT §2.2).
-import type { FastifyError, FastifyInstance } from 'fastify';
+// Every error the process sends, in our one shape (CONTRACT §2.2): route errors, unknown routes, and the
+// failures Fastify and Node answer below the router (bad URLs, malformed or slow requests, oversized heads).
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
-import { ApiError, toApiError } from '../errors.ts';
+import { ApiError, toApiError, toErrorEnvelope, toProblem } from '../errors.ts';
 import { sendError } from '../rest/reply.ts';
+import type { HeadersFor } from './responseHeaders.ts';
 
-async function errorHandlers(app: FastifyInstance, opts: { config: Config }): Promise<void> {
+/**
+ * Longest request target served; longer ones get 414. Node refuses a head (request line plus headers)
+ * over its 16 KiB `maxHeaderSize` with 431 before we see it. tRPC batch URLs up to this length are served:
+ * the router's parameter limit is the same, so a long `/api/trpc/a,b,c…` path is never cut by it.
+ */
+export const MAX_URL_LENGTH = 8192;
+
+type Options = { config: Config; headers: HeadersFor };
+
+async function errorHandlers(app: FastifyInstance, opts: Options): Promise<void> {
   const { publicUrl } = opts.config;
   app.setErrorHandler((error: FastifyError | ApiError, req, reply) => sendError(req, reply, fastifyError(error), publicUrl));
   app.setNotFoundHandler((req, reply) =>
     sendError(req, reply, ApiError.routeNotFound(`no endpoint ${req.method} ${req.url.split('?')[0] ?? ''}`), publicUrl),
   );
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.url.length > MAX_URL_LENGTH) {
+      return sendError(req, reply, new ApiError(2001, `request target too long (max ${MAX_URL_LENGTH} characters)`, { status: 414 }), publicUrl);
+    }
+  });
 }
 
 export default fp(errorHandlers, { name: 'error-handlers' });
@@ -32,4 +51,56 @@ export function fastifyError(error: FastifyError | ApiError): ApiError {
       }
       return toApiError(error);
   }
+}
+
+/**
+ * Fastify's `frameworkErrors`: failures of routing itself, which no hook sees, so the request id and
+ * security headers are set here. An undecodable path (`%FF`, the UTF-8 of a lone surrogate) is 400/2001.
+ */
+export function frameworkErrorHandler(opts: Options) {
+  return (error: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
+    reply.headers(opts.headers(req.url));
+    reply.header('x-request-id', req.id);
+    const apiError =
+      error.code === 'FST_ERR_BAD_URL'
+        ? ApiError.badRequest('path: invalid percent-encoding or UTF-8 in the URL')
+        : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? new ApiError(2001, `request target too long (max ${MAX_URL_LENGTH} characters)`, { status: 414 })
+          : toApiError(error);
+    void sendError(req, reply, apiError, opts.config.publicUrl);
+  };
+}
+
+/**
+ * Node's `clientError`: a request that never became one (malformed request line or header, a head
+ * over 16 KiB, headers or body not arriving within REQUEST_TIMEOUT_S). There is no request object, so
+ * the answer is written to the socket directly, then the connection is closed.
+ */
+export function clientErrorHandler(opts: Options & { log: FastifyBaseLogger }) {
+  return (error: ConnectionError, socket: Socket): void => {
+    // A reset connection has nobody left to answer.
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const apiError =
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new ApiError(2001, `request not received in time (headers and body must arrive within ${opts.config.requestTimeoutS} s)`, { status: 408 })
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? new ApiError(2001, 'request line and headers too large (max 16 KiB)', { status: 431 })
+          : ApiError.badRequest(`malformed HTTP request (${error.code})`);
+    const id = randomUUID();
+    const problem = toProblem(apiError, { instance: id, publicUrl: opts.config.publicUrl });
+    const body = JSON.stringify(toErrorEnvelope(problem));
+    const headers: Record<string, string> = {
+      ...opts.headers('/api/'),
+      'x-request-id': id,
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(body)),
+      connection: 'close',
+    };
+    opts.log.debug({ reqId: id, status: problem.status, code: error.code }, 'request refused before routing');
+    if (socket.writable) {
+      const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+      socket.write(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ''}\r\n${head.join('')}\r\n${body}`);
+    }
+    socket.destroy();
+  };
 }
