@@ -25,10 +25,10 @@ async function errorHandlers(app: FastifyInstance, opts: Options): Promise<void>
   app.setNotFoundHandler((req, reply) =>
     sendError(req, reply, ApiError.routeNotFound(`no endpoint ${req.method} ${req.url.split('?')[0] ?? ''}`), publicUrl),
   );
-  app.addHook('onRequest', async (req, reply) => {
-    if (req.url.length > MAX_URL_LENGTH) {
-      return sendError(req, reply, new ApiError(2001, `request target too long (max ${MAX_URL_LENGTH} characters)`, { status: 414 }), publicUrl);
-    }
+  // Callback style: this runs on every request, and an async hook costs a promise each time.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.url.length <= MAX_URL_LENGTH) return done();
+    void sendError(req, reply, new ApiError(2001, `request target too long (max ${MAX_URL_LENGTH} characters)`, { status: 414 }), publicUrl);
   });
 }
 

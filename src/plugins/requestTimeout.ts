@@ -10,8 +10,9 @@ async function requestTimeout(app: FastifyInstance, opts: { config: Config }): P
   const limitMs = opts.config.requestTimeoutS * 1000;
   app.addHook('onRequest', (req, reply, done) => {
     const raw = req.raw;
-    // No body, or all of it already here.
-    if (raw.complete) return done();
+    // Only a request announcing a body has one (RFC 9112 §6.3).
+    const length = raw.headers['content-length'];
+    if (raw.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return done();
     const timer = setTimeout(() => {
       if (raw.complete || reply.sent) return;
       reply.header('connection', 'close');

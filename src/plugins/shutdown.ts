@@ -12,11 +12,12 @@ export const DRAIN_TIMEOUT_MS = 10_000;
 async function shutdown(app: FastifyInstance, opts: { config: Config; drainMs?: number }): Promise<void> {
   let closing = false;
   let cut: NodeJS.Timeout | undefined;
-  app.addHook('onRequest', async (req, reply) => {
-    if (!closing) return;
+  // Callback style: this runs on every request, and an async hook costs a promise each time.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (!closing) return done();
     // A request that reached a keep-alive connection after close began; a load balancer retries it elsewhere.
     reply.header('connection', 'close');
-    return sendError(req, reply, ApiError.unavailable('the service is shutting down', { retryAfter: 1 }), opts.config.publicUrl);
+    void sendError(req, reply, ApiError.unavailable('the service is shutting down', { retryAfter: 1 }), opts.config.publicUrl);
   });
   app.addHook('preClose', async () => {
     closing = true;
