@@ -49,7 +49,8 @@ process.on('exit', () => {
 export async function startEmbeddedPostgres(dir: string, log: Log, opts: { port?: number; restartAttempts?: number } = {}): Promise<EmbeddedDatabase> {
   // PostgreSQL refuses to run as root; it then runs as the `postgres` system user.
   const runAs = os.userInfo().uid === 0 ? await postgresUser() : null;
-  const binaries = runAs ? await binariesReachableBy(runAs, await packagedBinaries(), log) : await packagedBinaries();
+  const packaged = await packagedBinaries();
+  const binaries = runAs ? await binariesReachableBy(runAs, packaged, log) : packaged;
   await fs.mkdir(path.dirname(dir), { recursive: true });
   const password = await readOrCreatePassword(`${dir}.password`);
   const dataDir = runAs ? await clusterDirReachableBy(runAs, dir, log) : dir;
@@ -63,7 +64,10 @@ export async function startEmbeddedPostgres(dir: string, log: Log, opts: { port?
   let child = await launch().catch((error: unknown) => {
     throw new Error(`embedded PostgreSQL failed to start in ${dataDir}: ${messageOf(error)}`);
   });
-  await ensureDatabase(port, password);
+  await ensureDatabase(port, password).catch(async (error: unknown) => {
+    await shutdown(child);
+    throw error;
+  });
 
   let stopping = false;
   let restarting: Promise<void> | undefined;
