@@ -1,5 +1,4 @@
-// Every error the process sends, in our one shape (CONTRACT §2.2): route errors, unknown routes, and the
-// failures Fastify and Node answer below the router (bad URLs, malformed or slow requests, oversized heads).
+// Every error the process sends, in our one shape (CONTRACT §2.2), also those decided below the router.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';

@@ -1,11 +1,11 @@
 // Slow clients (CONTRACT §2.4): a body that has not fully arrived REQUEST_TIMEOUT_S after its headers is cut with 408.
-// Node's own requestTimeout (set in app.ts) covers the headers only: it stops counting once a request is dispatched.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { sendError } from '../rest/reply.ts';
 
+// Node's own requestTimeout (app.ts) covers the headers only: it stops counting once a request is dispatched.
 async function requestTimeout(app: FastifyInstance, opts: { config: Config }): Promise<void> {
   const limitMs = opts.config.requestTimeoutS * 1000;
   app.addHook('onRequest', (req, reply, done) => {

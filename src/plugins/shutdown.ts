@@ -1,5 +1,4 @@
-// Graceful shutdown of the HTTP side: requests arriving while closing get 503/8001, and connections still
-// open after the drain bound (slow uploads, idle keep-alives) are cut so the process can exit (CONTRACT §2.4).
+// Graceful shutdown of the HTTP side (CONTRACT §2.4): 503/8001 while closing, open connections cut at the drain bound.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
