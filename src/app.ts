@@ -1,138 +1,66 @@
-// buildApp(deps) → a ready Fastify instance (no listen), so the server, tests and benchmarks share it.
-import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
-import cookie from '@fastify/cookie';
-import cors from '@fastify/cors';
-import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
+// buildApp(deps) → a ready Fastify instance (no listen), composed of one plugin per concern (src/plugins).
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { TrustProxy } from './config.ts';
 import type { Deps } from './context/deps.ts';
-import { contextFromFastify } from './context/fromFastify.ts';
-import { ApiError, toApiError } from './errors.ts';
-import { appRouter, type AppRouter } from './routers/index.ts';
+import accessLog from './plugins/accessLog.ts';
+import bodyParsers, { BODY_LIMIT } from './plugins/bodyParsers.ts';
+import cookiesAndCors from './plugins/cookiesAndCors.ts';
+import errorHandlers, { clientErrorHandler, frameworkErrorHandler, MAX_URL_LENGTH } from './plugins/errorHandlers.ts';
+import responseHeaders, { headersFor, requestIdOf } from './plugins/responseHeaders.ts';
+import requestTimeout from './plugins/requestTimeout.ts';
+import restApi from './plugins/restApi.ts';
+import shutdown from './plugins/shutdown.ts';
+import trpcApi from './plugins/trpcApi.ts';
 import { docsRoutes } from './rest/docs.ts';
-import { restFacade } from './rest/facade.ts';
-import { openApiRoute } from './rest/openapi.ts';
-import { sendError } from './rest/reply.ts';
-import { securityHeaders } from './rest/securityHeaders.ts';
 
-export const BODY_LIMIT = 1024 * 1024;
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const QUIET_ROUTES = new Set(['/api/v1/healthz', '/api/v1/readyz']);
-
-export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+export async function buildApp(deps: Deps, opts: { drainMs?: number } = {}): Promise<FastifyInstance> {
   const { config } = deps;
+  const headers = headersFor(config);
   const app = Fastify({
     loggerInstance: deps.logger,
-    // Our own onResponse hook writes the one access-log line per request.
+    // The access-log plugin writes the one line per request.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
+    genReqId: requestIdOf,
     bodyLimit: BODY_LIMIT,
-    // Long ids must reach our own 1..128 check (400/2001) instead of Fastify's 414/404.
-    routerOptions: { maxParamLength: 256, ignoreTrailingSlash: false },
-    trustProxy: config.trustProxy,
-    return503OnClosing: true,
-  });
-
-  // Before anything else, so auth, CSRF and rate-limit errors carry the id too.
-  const staticHeaders = securityHeaders({ hsts: config.cookieSecure });
-  const apiHeaders = Object.freeze({ ...staticHeaders, 'cache-control': 'no-store' });
-  app.addHook('onRequest', (req, reply, done) => {
-    reply.headers(req.url.startsWith('/api/') ? apiHeaders : staticHeaders);
-    reply.header('x-request-id', req.id);
-    done();
-  });
-  app.addHook('onResponse', (req, reply, done) => {
-    const route = req.routeOptions.url ?? req.url.split('?')[0] ?? '';
-    // Probes log at debug level; skip building their line when nobody will read it.
-    const quiet = QUIET_ROUTES.has(route);
-    if (!quiet || req.log.level === 'debug' || req.log.level === 'trace') {
-      const line = {
-        method: req.method,
-        route,
-        status: reply.statusCode,
-        duration_ms: Math.round(reply.elapsedTime * 100) / 100,
-        user_id: req.trace?.userId ?? null,
-      };
-      if (quiet) req.log.debug(line, 'request completed');
-      else req.log.info(line, 'request completed');
-    }
-    done();
-  });
-
-  await app.register(cookie);
-  const corsEnabled = config.corsOrigins.length > 0;
-  if (corsEnabled) {
-    await app.register(cors, {
-      origin: [...config.corsOrigins],
-      credentials: true,
-      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-      allowedHeaders: ['content-type', 'authorization', 'x-csrf-token', 'x-request-id', 'if-match', 'accept'],
-      exposedHeaders: ['x-request-id', 'etag', 'location', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'],
-    });
-  }
-
-  // One tolerant JSON parser: an empty body means "no input"; anything but JSON is refused as 400/2001.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(ApiError.badRequest('body: malformed JSON'), undefined);
-    }
-  });
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (req, body, done) => {
-    const empty = typeof body === 'string' ? body.length === 0 : body.length === 0;
-    if (empty) return done(null, undefined);
-    done(ApiError.badRequest(`body: unsupported content type ${String(req.headers['content-type'] ?? '(none)')}; send application/json`), undefined);
-  });
-
-  app.setErrorHandler((error: FastifyError | ApiError, req, reply) => sendError(req, reply, fastifyError(error), config.publicUrl));
-  app.setNotFoundHandler((req, reply) => sendError(req, reply, ApiError.routeNotFound(`no endpoint ${req.method} ${req.url.split('?')[0] ?? ''}`), config.publicUrl));
-
-  await app.register(restFacade, { deps, corsEnabled });
-  await app.register(openApiRoute, { deps });
-  await app.register(docsRoutes, { deps });
-
-  const trpcOptions: FastifyTRPCPluginOptions<AppRouter>['trpcOptions'] = {
-    router: appRouter,
-    createContext: ({ req, res }) => contextFromFastify(deps, req, res),
-    onError: ({ error, req }) => {
-      const apiError = toApiError(error);
-      if (apiError.status >= 500) req.log.error({ err: apiError.cause ?? error }, 'tRPC request failed');
+    routerOptions: {
+      // Path params of /api/v1 are checked by their schemas (1..128 → 400/2001); the router's own limit
+      // only has to let long tRPC batch paths through.
+      maxParamLength: MAX_URL_LENGTH,
+      ignoreTrailingSlash: true,
     },
-  };
-  await app.register(fastifyTRPCPlugin, { prefix: '/api/trpc', trpcOptions });
+    trustProxy: trustProxyOption(config.trustProxy),
+    // Headers must arrive within REQUEST_TIMEOUT_S (the body: src/plugins/requestTimeout.ts).
+    requestTimeout: config.requestTimeoutS * 1000,
+    // Node checks that timeout on this interval (30 s by default), so a 30 s timeout would fire anywhere up to 60 s.
+    http: { connectionsCheckingInterval: Math.min(1000, config.requestTimeoutS * 250) },
+    // Our shutdown plugin answers requests that arrive while closing.
+    return503OnClosing: false,
+    frameworkErrors: frameworkErrorHandler({ config, headers }),
+    clientErrorHandler: clientErrorHandler({ config, headers, log: deps.logger }),
+  });
 
+  await app.register(responseHeaders, { headers });
+  await app.register(accessLog);
+  await app.register(errorHandlers, { config, headers });
+  await app.register(shutdown, { config, ...(opts.drainMs === undefined ? {} : { drainMs: opts.drainMs }) });
+  await app.register(requestTimeout, { config });
+  await app.register(cookiesAndCors, { config });
+  await app.register(bodyParsers);
+
+  await app.register(restApi, { deps });
+  await app.register(docsRoutes, { deps });
+  await app.register(trpcApi, { deps });
   return app;
 }
 
-/** Fastify's own failures (body too large, bad content length, ...) in our error model. */
-function fastifyError(error: FastifyError | ApiError): ApiError {
-  if (error instanceof ApiError) return error;
-  switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return ApiError.badRequest('body: too large (max 1 MiB)');
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return ApiError.badRequest(`body: ${error.message}`);
-    default:
-      if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-        return ApiError.badRequest(error.message);
-      }
-      return toApiError(error);
-  }
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Shared with the request context; holds the user id once authenticated, for the access log. */
-    trace?: { userId: string | null };
-  }
+/**
+ * Fastify's trustProxy for TRUST_PROXY. A hop count becomes a function: Fastify 5.12.8 turns a plain
+ * number into "trust nobody" (lib/request.js), so `trustProxy: 1` would silently ignore the proxy.
+ */
+function trustProxyOption(trust: TrustProxy): false | string[] | ((address: string, hop: number) => boolean) {
+  if (trust === false) return false;
+  // Hop 0 is the socket peer; the client is the first address beyond the trusted hops.
+  if ('hops' in trust) return (_address, hop) => hop < trust.hops;
+  return [...trust.addresses];
 }

@@ -1,4 +1,5 @@
 // The environment, parsed once by zod into a typed, frozen configuration (CONTRACT §6).
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -47,7 +48,30 @@ const EnvSchema = z.object({
         return z.NEVER;
       }
     }),
-  TRUST_PROXY: bool(false),
+  TRUST_PROXY: z
+    .string()
+    .optional()
+    .transform((v, ctx): TrustProxy => {
+      const value = (v ?? 'false').trim();
+      if (['false', 'no', '0'].includes(value)) return false;
+      if (['true', 'yes'].includes(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            'true is refused: it would believe the leftmost X-Forwarded-For entry, which any client can write. ' +
+            'Give the number of proxies in front of the service (e.g. 1) or their addresses/CIDRs (e.g. 10.0.0.5,10.1.0.0/16)',
+        });
+        return z.NEVER;
+      }
+      if (/^\d+$/.test(value)) return { hops: Number(value) };
+      const entries = value.split(',').map((s) => s.trim());
+      const bad = entries.filter((entry) => !isTrustedProxyEntry(entry));
+      if (bad.length > 0) {
+        ctx.addIssue({ code: 'custom', message: `must be false, a number of proxy hops, or a comma-separated list of IP addresses/CIDRs (not ${bad.join(', ')})` });
+        return z.NEVER;
+      }
+      return { addresses: Object.freeze(entries) };
+    }),
   CORS_ORIGINS: z
     .string()
     .optional()
@@ -60,7 +84,30 @@ const EnvSchema = z.object({
     .pipe(z.array(z.url({ error: 'each origin must be a URL such as https://app.example.com' }))),
   PROVIDERS_FILE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  STATEMENT_TIMEOUT_MS: int(5000, 100, 600_000),
+  DB_POOL_MAX: int(20, 1, 1000),
+  DB_ACQUIRE_TIMEOUT_MS: int(2000, 100, 60_000),
+  REQUEST_TIMEOUT_S: int(30, 1, 3600),
 });
+
+/**
+ * Which peers may report the client address in X-Forwarded-For (CONTRACT §5). The client is the rightmost
+ * address not trusted: `hops` trusts that many proxies in front of the service (the socket peer
+ * included), `addresses` trusts exactly the listed proxies.
+ */
+export type TrustProxy = false | { hops: number } | { addresses: readonly string[] };
+
+// proxy-addr's names for the loopback, link-local and private ranges are accepted as well.
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function isTrustedProxyEntry(entry: string): boolean {
+  if (NAMED_RANGES.has(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
 
 export type Config = Readonly<{
   port: number;
@@ -76,10 +123,17 @@ export type Config = Readonly<{
   rateLimitsEnabled: boolean;
   rateLimitStore: 'memory' | 'postgres';
   rateLimitOverrides: unknown;
-  trustProxy: boolean;
+  trustProxy: TrustProxy;
   corsOrigins: readonly string[];
   providersFile: string | undefined;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  /** Server-side limit of one SQL statement; beyond it the request gets 503/8001 (CONTRACT §2.2). */
+  statementTimeoutMs: number;
+  dbPoolMax: number;
+  /** How long a request waits for a pooled connection before 503/8001. */
+  dbAcquireTimeoutMs: number;
+  /** Headers and body must arrive within this many seconds, else 408 (CONTRACT §2.4). */
+  requestTimeoutS: number;
 }>;
 
 export class ConfigError extends Error {
@@ -115,5 +169,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: Object.freeze([...e.CORS_ORIGINS]),
     providersFile: e.PROVIDERS_FILE,
     logLevel: e.LOG_LEVEL,
+    statementTimeoutMs: e.STATEMENT_TIMEOUT_MS,
+    dbPoolMax: e.DB_POOL_MAX,
+    dbAcquireTimeoutMs: e.DB_ACQUIRE_TIMEOUT_MS,
+    requestTimeoutS: e.REQUEST_TIMEOUT_S,
   });
 }

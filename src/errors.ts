@@ -199,6 +199,7 @@ const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
   405: 'METHOD_NOT_SUPPORTED',
+  408: 'TIMEOUT',
   409: 'CONFLICT',
   429: 'TOO_MANY_REQUESTS',
   500: 'INTERNAL_SERVER_ERROR',
@@ -214,10 +215,10 @@ export class ApiError extends TRPCError {
   readonly errorCode: ErrorCode;
   readonly detail: string;
   readonly retryAfter: number | null;
-  /** The HTTP status; the code's own unless a code spans several (2001 is also 405). */
+  /** The HTTP status; the code's own unless a code spans several (2001 is also 405, 408, 414 and 431). */
   readonly status: number;
 
-  constructor(errorCode: ErrorCode, detail: string, opts: { retryAfter?: number; cause?: unknown; status?: 405 } = {}) {
+  constructor(errorCode: ErrorCode, detail: string, opts: { retryAfter?: number; cause?: unknown; status?: 405 | 408 | 414 | 431 } = {}) {
     const info: CodeInfo = ERROR_CODES[errorCode];
     const status = opts.status ?? info.status;
     super({ code: TRPC_CODE_BY_STATUS[status] ?? 'INTERNAL_SERVER_ERROR', message: detail, cause: opts.cause });
@@ -394,14 +395,15 @@ const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT
  * 503/8001, any other driver error as 8002. Undefined when the error is not the database's.
  */
 function databaseErrorOf(error: unknown): ApiError | undefined {
-  if (isConnectionFailure(error)) return ApiError.unavailable(undefined, { cause: error });
+  // Overload and outages pass: a client may retry in a second (CONTRACT §2.2).
+  if (isConnectionFailure(error)) return ApiError.unavailable(undefined, { cause: error, retryAfter: 1 });
   const fields = pgFieldsOf(error);
   if (!fields) return undefined;
   if (fields.sqlState === '23505') {
     const mapped = fields.constraint !== undefined ? UNIQUE_VIOLATIONS[fields.constraint] : undefined;
     return mapped?.() ?? ApiError.duplicate('resource already exists');
   }
-  if (UNAVAILABLE_SQLSTATES.has(fields.sqlState) || fields.sqlState.startsWith('08')) return ApiError.unavailable(undefined, { cause: error });
+  if (UNAVAILABLE_SQLSTATES.has(fields.sqlState) || fields.sqlState.startsWith('08')) return ApiError.unavailable(undefined, { cause: error, retryAfter: 1 });
   return ApiError.persistence(error);
 }
 
@@ -423,7 +425,7 @@ function isConnectionFailure(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
     const code = 'code' in e ? e.code : undefined;
     if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
-    if (/Connection terminated|connection timeout|terminating connection|timeout exceeded when trying to connect/i.test(e.message)) return true;
+    if (/Connection terminated|connection timeout|terminating connection|timeout exceeded when trying to connect|Query read timeout/i.test(e.message)) return true;
   }
   return false;
 }

@@ -16,6 +16,7 @@ enableCompileCache();
 const { default: closeWithGrace } = await import('close-with-grace');
 const { loadConfig, ConfigError } = await import('./config.ts');
 const { createLogger } = await import('./logger.ts');
+const { DRAIN_TIMEOUT_MS } = await import('./plugins/shutdown.ts');
 const { createService } = await import('./service.ts');
 
 let config;
@@ -32,15 +33,26 @@ try {
 const logger = createLogger(config.logLevel);
 let service: Awaited<ReturnType<typeof createService>> | undefined;
 
-// In-flight requests get this long to finish after SIGTERM/SIGINT before we give up on them.
-closeWithGrace({ delay: 10_000, logger }, async ({ err, signal }) => {
+// Set when the embedded database is lost for good: the process then stops and exits non-zero.
+let fatal: Error | undefined;
+
+// In-flight requests get DRAIN_TIMEOUT_MS to finish (then their connections are cut, src/plugins/shutdown.ts);
+// the delay here is only the last resort should closing the database hang as well.
+const { close } = closeWithGrace({ delay: DRAIN_TIMEOUT_MS + 10_000, logger }, async ({ err, signal }) => {
   if (err) logger.error({ err }, 'shutting down after an error');
-  else logger.info({ signal }, 'shutting down');
+  else if (!fatal) logger.info({ signal }, 'shutting down');
   await service?.close();
+  // close-with-grace exits 1 when this throws: a supervisor must see that the service did not stop by choice.
+  if (fatal) throw fatal;
 });
 
 try {
   service = await createService(config, logger);
+  void service.db.embedded?.failure.then((error) => {
+    fatal = error;
+    logger.fatal({ err: error }, 'the embedded database is gone; stopping so a supervisor can restart the service');
+    void close();
+  });
   await service.app.listen({ port: config.port, host: config.host });
   logger.info({ url: config.publicUrl, docs: `${config.publicUrl}/docs` }, 'agent-org is listening');
 } catch (error) {

@@ -9,6 +9,19 @@ describe('configuration', () => {
     expect(c.databaseUrl).toBeUndefined();
   });
 
+  it('has the documented defaults for the database pool and timeouts (CONTRACT §6 rev. 2)', () => {
+    expect(loadConfig({})).toMatchObject({ statementTimeoutMs: 5000, dbPoolMax: 20, dbAcquireTimeoutMs: 2000, requestTimeoutS: 30 });
+    expect(loadConfig({ STATEMENT_TIMEOUT_MS: '250', DB_POOL_MAX: '5', DB_ACQUIRE_TIMEOUT_MS: '500', REQUEST_TIMEOUT_S: '10' })).toMatchObject({
+      statementTimeoutMs: 250,
+      dbPoolMax: 5,
+      dbAcquireTimeoutMs: 500,
+      requestTimeoutS: 10,
+    });
+    for (const [name, bad] of [['STATEMENT_TIMEOUT_MS', '0'], ['DB_POOL_MAX', '0'], ['DB_ACQUIRE_TIMEOUT_MS', 'soon'], ['REQUEST_TIMEOUT_S', '0']] as const) {
+      expect(() => loadConfig({ [name]: bad }), name).toThrow(name);
+    }
+  });
+
   it('uses the PostgreSQL limiter store when DATABASE_URL is set', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://x@h/db' }).rateLimitStore).toBe('postgres');
   });

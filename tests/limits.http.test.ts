@@ -297,7 +297,7 @@ describe('client IP is the socket address', () => {
   beforeAll(async () => {
     svc = await startTestService({ env: { RATE_LIMITS: tight } });
     ceo = await createUser(svc, { role: 'ceo', password: PASSWORD });
-    proxied = await startTestService({ databaseUrl: svc.databaseUrl, env: { RATE_LIMITS: tight, TRUST_PROXY: 'true', RATE_LIMIT_STORE: 'memory' } });
+    proxied = await startTestService({ databaseUrl: svc.databaseUrl, env: { RATE_LIMITS: tight, TRUST_PROXY: '1', RATE_LIMIT_STORE: 'memory' } });
   });
   afterAll(async () => {
     await proxied.close();
@@ -310,7 +310,7 @@ describe('client IP is the socket address', () => {
     expect(spoofed.statusCode).toBe(429);
   });
 
-  it('with TRUST_PROXY=true the forwarded client address is the subject', async () => {
+  it('with TRUST_PROXY=1 (one proxy hop) the forwarded client address is the subject', async () => {
     const via = (client: string) => login(proxied, ceo, '10.5.0.2', { headers: { 'x-forwarded-for': client } });
     expect((await via('203.0.113.8')).statusCode).toBe(200);
     expect((await via('203.0.113.8')).statusCode).toBe(429);

@@ -1,21 +1,26 @@
+// CONTRACT §2.4: SIGTERM stops accepting, lets in-flight requests finish (bounded), and exits 0, also with slow or idle clients connected.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../src/net/freePort.ts';
+import { DRAIN_TIMEOUT_MS } from '../src/plugins/shutdown.ts';
 import { createTestDatabase } from './helpers/database.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const nodeBin = path.join(root, 'node_modules', '.bin', 'node');
 
-let child: ChildProcess;
-let port: number;
-let output = '';
-let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+type Running = { child: ChildProcess; port: number; output: () => string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> };
+const started: ChildProcess[] = [];
 
-function get(pathname: string): Promise<number> {
+afterEach(() => {
+  for (const child of started.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+function get(port: number, pathname: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = http.get({ host: '127.0.0.1', port, path: pathname, agent: false }, (res) => {
       res.resume();
@@ -25,36 +30,44 @@ function get(pathname: string): Promise<number> {
   });
 }
 
-async function waitUntilReady(deadlineMs: number): Promise<void> {
-  const started = Date.now();
-  for (;;) {
-    const status = await get('/api/v1/readyz').catch(() => 0);
-    if (status === 200) return;
-    if (Date.now() - started > deadlineMs) throw new Error(`the service did not become ready:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-beforeAll(async () => {
+/** The real src/main.ts in a child process, on a database of its own, once it answers readyz. */
+async function startMain(env: Record<string, string> = {}): Promise<Running> {
   const databaseUrl = await createTestDatabase();
-  port = await freePort();
-  child = spawn(nodeBin, ['src/main.ts'], {
+  const port = await freePort();
+  const child = spawn(nodeBin, ['src/main.ts'], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMITS_ENABLED: 'false' },
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMITS_ENABLED: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  started.push(child);
+  let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  await waitUntilReady(20_000);
-}, 30_000);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const since = Date.now();
+  while ((await get(port, '/api/v1/readyz').catch(() => 0)) !== 200) {
+    if (Date.now() - since > 20_000) throw new Error(`the service did not become ready:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { child, port, output: () => output, exited };
+}
 
-afterAll(() => {
-  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-});
+async function refusesConnections(port: number): Promise<boolean> {
+  const since = Date.now();
+  while (Date.now() - since < 5000) {
+    const refused = await get(port, '/api/v1/healthz').then(
+      () => false,
+      (error: NodeJS.ErrnoException) => error.code === 'ECONNREFUSED',
+    );
+    if (refused) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
+}
 
 describe('SIGTERM', () => {
   it('lets an in-flight request finish, refuses new connections, and exits 0', async () => {
+    const { child, port, output, exited } = await startMain();
     // A request whose body is still arriving when the signal comes.
     const inFlight = http.request({
       host: '127.0.0.1',
@@ -83,16 +96,7 @@ describe('SIGTERM', () => {
     child.kill('SIGTERM');
 
     // New connections are refused while the old request is still open.
-    const started = Date.now();
-    let refused = false;
-    while (!refused && Date.now() - started < 5000) {
-      refused = await get('/api/v1/healthz').then(
-        () => false,
-        (error: NodeJS.ErrnoException) => error.code === 'ECONNREFUSED',
-      );
-      if (!refused) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(refused, output).toBe(true);
+    expect(await refusesConnections(port), output()).toBe(true);
     expect(child.exitCode, 'the process waits for the in-flight request').toBeNull();
 
     inFlight.end('"password": "not-the-password"}');
@@ -102,6 +106,35 @@ describe('SIGTERM', () => {
     expect(status).toBeLessThan(500);
     expect(JSON.parse(body)).toHaveProperty('success');
 
-    expect(await exited, output).toEqual({ code: 0, signal: null });
+    expect(await exited, output()).toEqual({ code: 0, signal: null });
+  });
+
+  it('with a client trickling a body and an idle keep-alive client connected, still exits 0 within the drain bound', { timeout: 60_000 }, async () => {
+    // REQUEST_TIMEOUT_S far beyond the drain bound: here only the shutdown may cut the slow client.
+    const { child, port, output, exited } = await startMain({ REQUEST_TIMEOUT_S: '300' });
+    const slow = net.connect(port, '127.0.0.1');
+    slow.on('error', () => {});
+    await once(slow, 'connect');
+    slow.write('POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
+    const trickle = setInterval(() => {
+      if (!slow.destroyed) slow.write(' ', () => {});
+    }, 200);
+    const idle = net.connect(port, '127.0.0.1');
+    idle.on('error', () => {});
+    await once(idle, 'connect');
+    idle.write('GET /api/v1/healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await once(idle, 'data'); // answered; the connection stays open (keep-alive)
+    try {
+      const signalled = Date.now();
+      child.kill('SIGTERM');
+      const result = await exited;
+      expect(result, output()).toEqual({ code: 0, signal: null });
+      expect(Date.now() - signalled).toBeLessThan(DRAIN_TIMEOUT_MS + 5000);
+      expect(slow.destroyed || slow.readableEnded).toBe(true);
+    } finally {
+      clearInterval(trickle);
+      slow.destroy();
+      idle.destroy();
+    }
   });
 });

@@ -4,7 +4,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded.ts';
 import { migrateWithLock } from './migrate.ts';
-import { ormOptions } from './ormConfig.ts';
+import { ormOptions, type PoolLimits } from './ormConfig.ts';
 
 type Log = { debug(msg: string): void; info(msg: string): void; warn(msg: string): void };
 
@@ -15,15 +15,26 @@ export type Database = {
   close(): Promise<void>;
 };
 
+export function poolLimits(config: Config): PoolLimits {
+  return { poolMax: config.dbPoolMax, acquireTimeoutMs: config.dbAcquireTimeoutMs, statementTimeoutMs: config.statementTimeoutMs };
+}
+
 export async function openDatabase(config: Config, log: Log, opts: { migrate?: boolean } = {}): Promise<Database> {
   const embedded = config.databaseUrl ? null : await startEmbeddedPostgres(path.join(config.dataDir, 'pg'), log);
   const url = config.databaseUrl ?? embedded?.url ?? '';
   try {
-    const orm = await MikroORM.init(ormOptions(url));
     if (opts.migrate !== false) {
-      const applied = await migrateWithLock(orm);
-      if (applied.length > 0) log.info(`applied migrations: ${applied.join(', ')}`);
+      // Migrations (and waiting for another instance's migration lock) may outlast a request's statement
+      // budget, so they run on a short-lived connection of their own without it.
+      const migrator = await MikroORM.init(ormOptions(url, { ...poolLimits(config), poolMax: 2, statementTimeoutMs: null }));
+      try {
+        const applied = await migrateWithLock(migrator);
+        if (applied.length > 0) log.info(`applied migrations: ${applied.join(', ')}`);
+      } finally {
+        await migrator.close(true);
+      }
     }
+    const orm = await MikroORM.init(ormOptions(url, poolLimits(config)));
     return {
       orm,
       url,

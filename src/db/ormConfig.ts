@@ -7,7 +7,11 @@ import { RATE_LIMIT_TABLE_NAME } from '../limits/stores.ts';
 
 export const migrationsDir = fileURLToPath(new URL('./migrations', import.meta.url));
 
-export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}): Options {
+/** The pool's size and time limits (CONTRACT §6); the defaults are the configuration's. */
+export type PoolLimits = { poolMax: number; acquireTimeoutMs: number; statementTimeoutMs: number | null };
+export const DEFAULT_POOL_LIMITS: PoolLimits = { poolMax: 20, acquireTimeoutMs: 2000, statementTimeoutMs: 5000 };
+
+export function ormOptions(clientUrl: string, limits: PoolLimits = DEFAULT_POOL_LIMITS, overrides: Partial<Options> = {}): Options {
   return defineConfig({
     clientUrl,
     entities,
@@ -26,9 +30,19 @@ export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}):
       allOrNothing: true,
       silent: true,
     },
-    pool: { min: 0, max: 20, idleTimeoutMillis: 30_000 },
-    // Every query fails fast instead of hanging when the database disappears (readyz must answer in 2 s).
-    driverOptions: { connectionTimeoutMillis: 2000 },
+    pool: { min: 0, max: limits.poolMax, idleTimeoutMillis: 30_000 },
+    driverOptions: {
+      // Waiting for a free or a new connection is bounded: an exhausted pool or a vanished server is a quick 503.
+      connectionTimeoutMillis: limits.acquireTimeoutMs,
+      ...(limits.statementTimeoutMs === null
+        ? {}
+        : {
+            // The server cancels a statement that runs (or waits for a lock) too long: 57014 → 503/8001.
+            statement_timeout: limits.statementTimeoutMs,
+            // A server that stops answering altogether cannot cancel anything; the client gives up a little later.
+            query_timeout: limits.statementTimeoutMs + 1000,
+          }),
+    },
     // The limiter table belongs to rate-limiter-flexible (created by a hand-written migration), not to an entity.
     schemaGenerator: { skipTables: [RATE_LIMIT_TABLE_NAME] },
     allowGlobalContext: false,

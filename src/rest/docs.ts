@@ -8,8 +8,8 @@ const DOCS_CSP =
   "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
   "font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
-/** The routes Scalar's plugin serves with `routePrefix: '/docs'` and a `url` source. */
-const SCALAR_ROUTES = ['/docs', '/docs/', '/docs/js/scalar.js'];
+/** The routes Scalar's plugin serves with `routePrefix: '/docs'` and a `url` source (`/docs/` too: trailing slashes are ignored). */
+const SCALAR_ROUTES = ['/docs', '/docs/js/scalar.js'];
 
 export async function docsRoutes(app: FastifyInstance, _opts: { deps: Deps }): Promise<void> {
   app.addHook('onSend', async (req, reply, payload) => {
