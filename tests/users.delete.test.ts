@@ -60,7 +60,7 @@ describe('DELETE /api/v1/users/{user_id}', () => {
 
   it("revokes all of the user's sessions: their next request gets 401/1002", async () => {
     const target = await createUser(svc, { role: 'observer' });
-    const secondSession = await svc.deps.orm.em.fork().transactional((tx) => issueSession(tx, svc.deps, target.id, { ip: '127.0.0.1', userAgent: 'second device' }));
+    const secondSession = await svc.deps.orm.em.fork().transactional((tx) => issueSession({ em: tx, clock: svc.deps.clock, config: svc.deps.config }, target.id, { ip: '127.0.0.1', userAgent: 'second device' }));
     expect((await whoAmI(target)).statusCode).toBe(200);
     expect((await del(target.id)).statusCode).toBe(204);
     for (const token of [target.token, secondSession.accessToken]) {
@@ -84,7 +84,7 @@ describe('DELETE /api/v1/users/{user_id}', () => {
     // Only the CEO may call the endpoint, so "the CEO" is otherwise always "self"; the rule is the service's own.
     const other = await createUser(svc, { role: 'manager' });
     const actor = { userId: other.id, username: other.username, role: 'ceo' as const, mustChangePassword: false, orgRoles: [], scopedDepartments: [], sessionId: other.sessionId, via: 'bearer' as const };
-    await expect(deleteUser(svc.deps.orm.em.fork(), svc.deps, actor, { user_id: ceo.id })).rejects.toMatchObject({ errorCode: 4000, detail: 'the CEO cannot be deleted' });
+    await expect(deleteUser({ em: svc.deps.orm.em.fork(), clock: svc.deps.clock, actor }, { user_id: ceo.id })).rejects.toMatchObject({ errorCode: 4000, detail: 'the CEO cannot be deleted' });
     expect(await exists(ceo.id)).toBe(true);
     expect((await whoAmI(ceo)).statusCode).toBe(200);
   });

@@ -1,5 +1,6 @@
 // Users: one role each, case-insensitively unique usernames, at most one CEO (enforced by the database).
 import { defineEntity, p } from '@mikro-orm/core';
+import type { Role } from '../../services/auth/roles.ts';
 
 export const UserSchema = defineEntity({
   name: 'User',
@@ -10,7 +11,8 @@ export const UserSchema = defineEntity({
     /** NFC + lower case: the uniqueness and login key (CONTRACT §3.4). */
     usernameKey: p.string().length(128).unique('users_username_key_unique'),
     passwordHash: p.text(),
-    role: p.string().length(32),
+    // Typed as the roles users_role_check admits, so stored rows read as Role.
+    role: p.string().length(32).$type<Role>(),
     mustChangePassword: p.boolean().default(false),
     createdAt: p.datetime(3),
     updatedAt: p.datetime(3),

@@ -1,8 +1,10 @@
 // auth.{setup, login, logout, refresh, changePassword, me, wsTicket, listSessions, revokeSession}
 import { z } from 'zod';
+import type { Context } from '../../context/index.ts';
 import * as auth from '../../services/auth/auth.ts';
 import { issueTicket } from '../../services/auth/wsTickets.ts';
 import { authedProcedure, publicProcedure, router } from '../../trpc.ts';
+import { clearSessionCookies, setSessionCookies } from './cookies.ts';
 import {
   ChangePasswordRequest,
   CookieSessionResponse,
@@ -17,6 +19,15 @@ import {
 
 const tags = ['auth'];
 
+const sessionsOf = (ctx: Context) => ({ em: ctx.em, clock: ctx.deps.clock, config: ctx.deps.config });
+const clientOf = (ctx: Context) => ({ ip: ctx.ip, userAgent: ctx.userAgent });
+
+/** Sets a sign-in's tokens as cookies (the service stays transport-free) and answers with its body. */
+function signedIn(ctx: Context, { tokens, response }: auth.SignIn) {
+  setSessionCookies(ctx.response, ctx.deps.config, tokens);
+  return response;
+}
+
 export const authRouter = router({
   setup: publicProcedure
     .meta({
@@ -26,7 +37,9 @@ export const authRouter = router({
     })
     .input(SetupRequest)
     .output(CookieSessionResponse)
-    .mutation(({ ctx, input }) => auth.setup(ctx, input)),
+    .mutation(async ({ ctx, input }) =>
+      signedIn(ctx, await auth.setup({ ...sessionsOf(ctx), setupLatch: ctx.deps.setupLatch }, { ...input, client: clientOf(ctx) })),
+    ),
 
   login: publicProcedure
     .meta({
@@ -35,7 +48,12 @@ export const authRouter = router({
     })
     .input(LoginRequest)
     .output(CookieSessionResponse)
-    .mutation(({ ctx, input }) => auth.login(ctx, input)),
+    .mutation(async ({ ctx, input }) =>
+      signedIn(
+        ctx,
+        await auth.login({ ...sessionsOf(ctx), setupLatch: ctx.deps.setupLatch, loginThrottle: ctx.deps.loginThrottle }, { ...input, client: clientOf(ctx) }),
+      ),
+    ),
 
   logout: publicProcedure
     .meta({
@@ -43,7 +61,10 @@ export const authRouter = router({
       rest: { status: 204 },
     })
     .output(z.void())
-    .mutation(({ ctx }) => auth.logout(ctx)),
+    .mutation(async ({ ctx }) => {
+      await auth.logout({ em: ctx.em, clock: ctx.deps.clock }, [ctx.credentials.cookieToken, ctx.credentials.bearerToken]);
+      clearSessionCookies(ctx.response, ctx.deps.config);
+    }),
 
   refresh: publicProcedure
     .meta({
@@ -51,7 +72,7 @@ export const authRouter = router({
       limits: { op: 'auth.refresh' },
     })
     .output(CookieSessionResponse)
-    .mutation(({ ctx }) => auth.refresh(ctx)),
+    .mutation(async ({ ctx }) => signedIn(ctx, await auth.refresh(sessionsOf(ctx), ctx.credentials.refreshToken))),
 
   changePassword: authedProcedure
     .meta({
@@ -61,7 +82,12 @@ export const authRouter = router({
     })
     .input(ChangePasswordRequest)
     .output(UserInfoResponse)
-    .mutation(({ ctx, input }) => auth.changePassword(ctx, ctx.actor, input)),
+    .mutation(async ({ ctx, input }) => {
+      const { tokens, user } = await auth.changePassword({ ...sessionsOf(ctx), actor: ctx.actor }, input);
+      // Also for bearer callers, who take the new access token from the `session` Set-Cookie.
+      setSessionCookies(ctx.response, ctx.deps.config, tokens);
+      return user;
+    }),
 
   me: authedProcedure
     .meta({
@@ -77,7 +103,7 @@ export const authRouter = router({
       limits: { op: 'auth.ws_ticket' },
     })
     .output(WsTicketResponse)
-    .mutation(({ ctx }) => issueTicket(ctx.em, ctx.deps, ctx.actor)),
+    .mutation(({ ctx }) => issueTicket({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor })),
 
   listSessions: authedProcedure
     .meta({
@@ -86,7 +112,7 @@ export const authRouter = router({
     })
     .input(ListSessionsInput)
     .output(z.array(SessionResponse))
-    .query(({ ctx, input }) => auth.listSessions(ctx, ctx.actor, input.scope)),
+    .query(({ ctx, input }) => auth.listSessions({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input.scope)),
 
   revokeSession: authedProcedure
     .meta({
@@ -96,5 +122,5 @@ export const authRouter = router({
     })
     .input(RevokeSessionInput)
     .output(z.void())
-    .mutation(({ ctx, input }) => auth.revokeSession(ctx, ctx.actor, input.session_id)),
+    .mutation(({ ctx, input }) => auth.revokeSession({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input.session_id)),
 });

@@ -25,7 +25,7 @@ export const usersRouter = router({
     })
     .input(ListUsersInput)
     .output(ListUsersOutput)
-    .query(({ ctx, input }) => users.listUsers(ctx.em, ctx.deps, input)),
+    .query(({ ctx, input }) => users.listUsers({ em: ctx.em, secret: ctx.deps.secret }, input)),
 
   get: authedProcedure
     .meta({
@@ -34,7 +34,7 @@ export const usersRouter = router({
     })
     .input(GetUserInput)
     .output(UserResponse)
-    .query(({ ctx, input }) => users.getUser(ctx.em, ctx.deps, input)),
+    .query(({ ctx, input }) => users.getUser({ em: ctx.em }, input)),
 
   create: ceoProcedure
     .meta({
@@ -44,7 +44,7 @@ export const usersRouter = router({
     })
     .input(CreateUserInput)
     .output(UserResponse)
-    .mutation(({ ctx, input }) => users.createUser(ctx.em, ctx.deps, ctx.actor, input)),
+    .mutation(({ ctx, input }) => users.createUser({ em: ctx.em, clock: ctx.deps.clock }, input)),
 
   updateRole: ceoProcedure
     .meta({
@@ -54,7 +54,7 @@ export const usersRouter = router({
     })
     .input(UpdateUserRoleInput)
     .output(UserResponse)
-    .mutation(({ ctx, input }) => users.updateUserRole(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch })),
+    .mutation(({ ctx, input }) => users.updateUserRole({ em: ctx.em, clock: ctx.deps.clock }, { ...input, ifMatch: ctx.credentials.ifMatch })),
 
   // 409 is not in SERVICE-SPEC's table for this operation, but CONTRACT §4.3 (which wins) answers self/CEO/last owner with it.
   delete: ceoProcedure
@@ -65,7 +65,7 @@ export const usersRouter = router({
     })
     .input(DeleteUserInput)
     .output(z.void())
-    .mutation(({ ctx, input }) => users.deleteUser(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch })),
+    .mutation(({ ctx, input }) => users.deleteUser({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, { ...input, ifMatch: ctx.credentials.ifMatch })),
 
   grantOrgRole: ceoProcedure
     .meta({
@@ -75,7 +75,7 @@ export const usersRouter = router({
     })
     .input(GrantOrgRoleInput)
     .output(UserResponse)
-    .mutation(({ ctx, input }) => orgRoles.grantOrgRole(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch })),
+    .mutation(({ ctx, input }) => orgRoles.grantOrgRole({ em: ctx.em, clock: ctx.deps.clock }, { ...input, ifMatch: ctx.credentials.ifMatch })),
 
   // 409 (last owner) as for delete: required by CONTRACT §4.3, missing from SERVICE-SPEC's table.
   revokeOrgRole: ceoProcedure
@@ -86,5 +86,5 @@ export const usersRouter = router({
     })
     .input(RevokeOrgRoleInput)
     .output(z.void())
-    .mutation(({ ctx, input }) => orgRoles.revokeOrgRole(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch })),
+    .mutation(({ ctx, input }) => orgRoles.revokeOrgRole({ em: ctx.em, clock: ctx.deps.clock }, { ...input, ifMatch: ctx.credentials.ifMatch })),
 });
