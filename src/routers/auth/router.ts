@@ -22,8 +22,11 @@ const tags = ['auth'];
 const sessionsOf = (ctx: Context) => ({ em: ctx.em, clock: ctx.deps.clock, config: ctx.deps.config });
 const clientOf = (ctx: Context) => ({ ip: ctx.ip, userAgent: ctx.userAgent });
 
-/** Sets a sign-in's tokens as cookies (the service stays transport-free) and answers with its body. */
-function signedIn(ctx: Context, { tokens, response }: auth.SignIn) {
+/**
+ * Sets the tokens an operation issued as the session cookies (the service stays transport-free) and answers
+ * with its body; bearer callers take a new access token from the `session` Set-Cookie too.
+ */
+function withSessionCookies<Response>(ctx: Context, { tokens, response }: auth.WithTokens<Response>): Response {
   setSessionCookies(ctx.response, ctx.deps.config, tokens);
   return response;
 }
@@ -38,7 +41,7 @@ export const authRouter = router({
     .input(SetupRequest)
     .output(CookieSessionResponse)
     .mutation(async ({ ctx, input }) =>
-      signedIn(ctx, await auth.setup({ ...sessionsOf(ctx), setupLatch: ctx.deps.setupLatch }, { ...input, client: clientOf(ctx) })),
+      withSessionCookies(ctx, await auth.setup({ ...sessionsOf(ctx), setupLatch: ctx.deps.setupLatch }, { ...input, client: clientOf(ctx) })),
     ),
 
   login: publicProcedure
@@ -49,7 +52,7 @@ export const authRouter = router({
     .input(LoginRequest)
     .output(CookieSessionResponse)
     .mutation(async ({ ctx, input }) =>
-      signedIn(
+      withSessionCookies(
         ctx,
         await auth.login({ ...sessionsOf(ctx), setupLatch: ctx.deps.setupLatch, loginThrottle: ctx.deps.loginThrottle }, { ...input, client: clientOf(ctx) }),
       ),
@@ -72,7 +75,7 @@ export const authRouter = router({
       limits: { op: 'auth.refresh' },
     })
     .output(CookieSessionResponse)
-    .mutation(async ({ ctx }) => signedIn(ctx, await auth.refresh(sessionsOf(ctx), ctx.credentials.refreshToken))),
+    .mutation(async ({ ctx }) => withSessionCookies(ctx, await auth.refresh(sessionsOf(ctx), ctx.credentials.refreshToken))),
 
   changePassword: authedProcedure
     .meta({
@@ -82,12 +85,7 @@ export const authRouter = router({
     })
     .input(ChangePasswordRequest)
     .output(UserInfoResponse)
-    .mutation(async ({ ctx, input }) => {
-      const { tokens, user } = await auth.changePassword({ ...sessionsOf(ctx), actor: ctx.actor }, input);
-      // Also for bearer callers, who take the new access token from the `session` Set-Cookie.
-      setSessionCookies(ctx.response, ctx.deps.config, tokens);
-      return user;
-    }),
+    .mutation(async ({ ctx, input }) => withSessionCookies(ctx, await auth.changePassword({ ...sessionsOf(ctx), actor: ctx.actor }, input))),
 
   me: authedProcedure
     .meta({

@@ -35,8 +35,9 @@ export function createSetupLatch(): SetupLatch {
   return { done: false };
 }
 
-/** What a sign-in hands back: the tokens for the transport to set as cookies, and the response body. */
-export type SignIn = { tokens: IssuedSession; response: CookieSessionResponse };
+/** What an operation that issues tokens hands back: the tokens, for the transport to set as cookies, and the response body. */
+export type WithTokens<Response> = { tokens: IssuedSession; response: Response };
+export type SignIn = WithTokens<CookieSessionResponse>;
 
 type Sessions = { em: EntityManager; clock: Clock; config: SessionSettings };
 
@@ -154,7 +155,7 @@ export function me(actor: Actor): UserInfoResponse {
 export async function changePassword(
   { em, clock, config, actor }: Sessions & { actor: Actor },
   input: { current_password: string; new_password: string },
-): Promise<{ tokens: IssuedSession; user: UserInfoResponse }> {
+): Promise<WithTokens<UserInfoResponse>> {
   const current = await users.findUser(em, actor.userId);
   if (!current) throw ApiError.sessionRevoked();
   if (!(await verifyPassword(current.passwordHash, input.current_password))) throw ApiError.validation('current password is incorrect');
@@ -168,7 +169,7 @@ export async function changePassword(
   });
   const user = await users.findUserWithGrants(em, actor.userId);
   if (!user) throw ApiError.sessionRevoked();
-  return { tokens, user: storedUserInfo(user) };
+  return { tokens, response: storedUserInfo(user) };
 }
 
 /** Live sessions (not revoked, still refreshable), newest first; `all` is the CEO's view of everyone's. */
