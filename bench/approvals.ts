@@ -6,7 +6,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { kysely } from '../src/db/kysely.ts';
-import { insertUser } from '../src/services/auth/accounts.ts';
+import { createAccount } from '../src/services/auth/accounts.ts';
 import { listQuery } from '../src/services/approvals/store.ts';
 import { issueSession } from '../src/services/auth/sessions.ts';
 import { AUTOCANNON_PACKAGE, CONNECTIONS, DURATION_S, load, runAutocannon, startBenchService, tableRow } from './lib.ts';
@@ -45,8 +45,8 @@ try {
   const em = deps.orm.em.fork();
   const db = kysely(em);
   const signIn = async (username: string, role: 'manager' | 'board_member') => {
-    const user = await insertUser(em, deps, { username, password: `${username} bench password`, role, mustChangePassword: false });
-    const session = await em.transactional((tx) => issueSession(tx, deps, user.id, { ip: '127.0.0.1', userAgent: 'bench' }));
+    const user = await createAccount({ em, clock: deps.clock }, { username, password: `${username} bench password`, role, mustChangePassword: false });
+    const session = await em.transactional((tx) => issueSession({ em: tx, clock: deps.clock, config: deps.config }, user.id, { ip: '127.0.0.1', userAgent: 'bench' }));
     return { user, token: session.accessToken };
   };
   const requester = await signIn('bench_requester', 'manager');

@@ -2,7 +2,7 @@
 // the 401 path, and login throughput against the machine's raw argon2 verify rate.
 import Fastify from 'fastify';
 import pg from 'pg';
-import { insertUser } from '../src/services/auth/accounts.ts';
+import { createAccount } from '../src/services/auth/accounts.ts';
 import { hashPassword, verifyPassword } from '../src/services/auth/passwords.ts';
 import { issueSession } from '../src/services/auth/sessions.ts';
 import { sha256 } from '../src/services/auth/tokens.ts';
@@ -16,9 +16,9 @@ const raw = Fastify();
 const pool = new pg.Pool({ connectionString: service.db.url, max: 20 });
 try {
   const em = service.deps.orm.em.fork();
-  await em.transactional((tx) => insertUser(tx, service.deps, { username: 'ceo', password: PASSWORD, role: 'ceo', mustChangePassword: false }));
-  const user = await em.transactional((tx) => insertUser(tx, service.deps, { username: 'bench', password: PASSWORD, role: 'observer', mustChangePassword: false }));
-  const session = await em.transactional((tx) => issueSession(tx, service.deps, user.id, { ip: '127.0.0.1', userAgent: 'bench' }));
+  await em.transactional((tx) => createAccount({ em: tx, clock: service.deps.clock }, { username: 'ceo', password: PASSWORD, role: 'ceo', mustChangePassword: false }));
+  const user = await em.transactional((tx) => createAccount({ em: tx, clock: service.deps.clock }, { username: 'bench', password: PASSWORD, role: 'observer', mustChangePassword: false }));
+  const session = await em.transactional((tx) => issueSession({ em: tx, clock: service.deps.clock, config: service.deps.config }, user.id, { ip: '127.0.0.1', userAgent: 'bench' }));
   const base = await service.app.listen({ port: 0, host: '127.0.0.1' });
 
   // The ceiling: the same token → session → user lookup, no framework of ours around it.

@@ -3,7 +3,7 @@
 import os from 'node:os';
 import { createContextInner, recordingSink } from '../src/context/index.ts';
 import { applyLimits } from '../src/limits/middleware.ts';
-import { insertUser } from '../src/services/auth/accounts.ts';
+import { createAccount } from '../src/services/auth/accounts.ts';
 import { issueSession } from '../src/services/auth/sessions.ts';
 import { DURATION_S, load, median, startBenchService, type BenchService, type LoadResult } from './lib.ts';
 
@@ -47,8 +47,8 @@ try {
   }
   const deps = instances[0]!.service.deps;
   const em = deps.orm.em.fork();
-  const user = await insertUser(em, deps, { username: 'bench_limits', password: 'bench limits password', role: 'observer', mustChangePassword: false });
-  const session = await em.transactional((tx) => issueSession(tx, deps, user.id, { ip: '127.0.0.1', userAgent: 'bench' }));
+  const user = await createAccount({ em, clock: deps.clock }, { username: 'bench_limits', password: 'bench limits password', role: 'observer', mustChangePassword: false });
+  const session = await em.transactional((tx) => issueSession({ em: tx, clock: deps.clock, config: deps.config }, user.id, { ip: '127.0.0.1', userAgent: 'bench' }));
   const headers = { authorization: `Bearer ${session.accessToken}` };
 
   // The machine is shared, so load drifts during a run: the setups take turns in short rounds and

@@ -2,7 +2,7 @@
 // Run by hand: node_modules/.bin/node bench/users-list.ts  (BENCH_DURATION, BENCH_CONNECTIONS override 10 s and 50).
 import { z } from 'zod';
 import { sqlRun } from '../src/db/sql.ts';
-import { insertUser } from '../src/services/auth/accounts.ts';
+import { createAccount } from '../src/services/auth/accounts.ts';
 import { issueSession } from '../src/services/auth/sessions.ts';
 import { CONNECTIONS, DURATION_S, load, machineSpec, startBenchService, tableRow } from './lib.ts';
 
@@ -19,8 +19,8 @@ const bench = await startBenchService({ RATE_LIMITS_ENABLED: 'false' }, { name: 
 const { service } = bench;
 try {
   const em = service.deps.orm.em.fork();
-  const reader = await insertUser(em, service.deps, { username: 'bench_reader', password: 'bench reader password', role: 'observer', mustChangePassword: false });
-  const session = await em.transactional((tx) => issueSession(tx, service.deps, reader.id, { ip: '127.0.0.1', userAgent: 'bench' }));
+  const reader = await createAccount({ em, clock: service.deps.clock }, { username: 'bench_reader', password: 'bench reader password', role: 'observer', mustChangePassword: false });
+  const session = await em.transactional((tx) => issueSession({ em: tx, clock: service.deps.clock, config: service.deps.config }, reader.id, { ip: '127.0.0.1', userAgent: 'bench' }));
   // One statement; rows come in pairs sharing a timestamp, so the id tie-break is exercised too.
   await sqlRun(
     em,

@@ -10,7 +10,10 @@ import { loadProviderCatalogue } from './data/providerCatalogue.ts';
 import { nativePool } from './db/pool.ts';
 import { RequestLimiter } from './limits/limiter.ts';
 import { parseRateLimitOverrides, resolvePolicy } from './limits/policy.ts';
+import { createLimiterStores, type LimiterStoreConfig } from './limits/stores.ts';
 import { startApprovalExpirySweeper } from './services/approvals/expiry.ts';
+import { createSetupLatch } from './services/auth/auth.ts';
+import { createLoginThrottle } from './services/auth/loginThrottle.ts';
 
 export type Service = { app: FastifyInstance; db: Database; deps: Deps; close(): Promise<void> };
 
@@ -29,15 +32,13 @@ export async function createService(config: Config, logger: Logger, opts: { cloc
   try {
     const secret = await loadSecret(db.orm.em.fork(), config.appSecret);
     const clock = opts.clock ?? systemClock;
-    const limiter = config.rateLimitsEnabled
-      ? new RequestLimiter({
-          // PostgreSQL shares every bucket between instances; memory suits one instance on the embedded database.
-          store: config.rateLimitStore === 'postgres' ? { kind: 'postgres', pool: await nativePool(db.orm) } : { kind: 'memory' },
-          policy: ratePolicy,
-          now: () => clock.now().getTime(),
-        })
-      : null;
-    const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter };
+    // PostgreSQL shares every bucket between instances; memory suits one instance on the embedded database.
+    const limiterStore: LimiterStoreConfig = config.rateLimitStore === 'postgres' ? { kind: 'postgres', pool: await nativePool(db.orm) } : { kind: 'memory' };
+    const limiter = config.rateLimitsEnabled ? new RequestLimiter({ store: limiterStore, policy: ratePolicy, now: () => clock.now().getTime() }) : null;
+    // Its own store factory: the throttle stays on when the request limits are off.
+    const loginThrottle = createLoginThrottle(createLimiterStores(limiterStore));
+    const setupLatch = createSetupLatch();
+    const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, loginThrottle, setupLatch };
     const app = await buildApp(deps);
     const stopSweeper = startApprovalExpirySweeper(deps);
     return {

@@ -4,7 +4,8 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Context } from './context/index.ts';
 import { ApiError, toApiError, toProblem } from './errors.ts';
 import { assertAcceptableInput } from './inputRules.ts';
-import { authenticate, requireRole, type Role } from './services/auth/guards.ts';
+import { authenticate, requirePasswordChanged, requireRole, type Role } from './services/auth/guards.ts';
+import { resolveSession } from './services/auth/sessions.ts';
 import { applyLimits, countFailedAuthentication } from './limits/middleware.ts';
 import type { OperationId } from './limits/policy.ts';
 
@@ -78,12 +79,14 @@ export const unlimitedProcedure = t.procedure.use(checkInput);
 /** A signed-in user (cookie or bearer), before the input is looked at. CSRF applies to cookie-authenticated mutations. */
 const signedInProcedure = t.procedure
   .use(async ({ ctx, type, meta, next }) => {
-    const actor = await authenticate(ctx, { mutation: type === 'mutation', allowPendingPasswordChange: meta?.allowPendingPasswordChange === true }).catch(
-      async (error: unknown) => {
-        if (error instanceof ApiError && error.status === 401) await countFailedAuthentication(ctx);
-        throw error;
-      },
-    );
+    // ctx.em is read only when a token is there to resolve: requests without one never fork an EntityManager.
+    const resolve = (token: string) => resolveSession({ em: ctx.em, clock: ctx.deps.clock, config: ctx.deps.config }, token);
+    const actor = await authenticate(ctx.credentials, resolve, { mutation: type === 'mutation' }).catch(async (error: unknown) => {
+      if (error instanceof ApiError && error.status === 401) await countFailedAuthentication(ctx);
+      throw error;
+    });
+    ctx.trace.userId = actor.userId;
+    requirePasswordChanged(actor, meta?.allowPendingPasswordChange === true);
     return next({ ctx: { ...ctx, actor } });
   })
   .use(withLimits);

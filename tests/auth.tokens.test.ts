@@ -1,6 +1,7 @@
 // Access, refresh and CSRF tokens: entropy, storage as hashes only, malformed credentials, cookie-then-bearer.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { nativePool } from '../src/db/pool.ts';
 import { issueSession } from '../src/services/auth/sessions.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
@@ -27,7 +28,7 @@ describe('token entropy', () => {
     const em = svc.deps.orm.em.fork();
     // 200 sessions the way login issues them (the per-user cap evicts old ones; the tokens are what count).
     for (let i = 0; i < 200; i++) {
-      const issued = await em.transactional((tx) => issueSession(tx, svc.deps, user.id, { ip: '127.0.0.1', userAgent: null }));
+      const issued = await em.transactional((tx) => issueSession({ em: tx, clock: svc.deps.clock, config: svc.deps.config }, user.id, { ip: '127.0.0.1', userAgent: null }));
       access.push(issued.accessToken);
       refresh.push(issued.refreshToken);
       csrf.push(issued.csrfToken);
@@ -162,9 +163,11 @@ describe('cookie, then bearer', () => {
 });
 
 describe('unauthenticated requests', () => {
+  // Every statement, through the ORM or its Kysely, takes a connection from this pool.
+  const spyOnDatabase = async () => vi.spyOn(await nativePool(svc.deps.orm), 'connect');
+
   it('GET /auth/me without any credential is 401/1000 without a database call', async () => {
-    const connection = svc.deps.orm.em.getConnection();
-    const execute = vi.spyOn(connection, 'execute');
+    const execute = await spyOnDatabase();
     try {
       const res = await me();
       expect(res.json()).toMatchObject({ status: 401, error_code: 1000 });
@@ -180,7 +183,7 @@ describe('unauthenticated requests', () => {
   });
 
   it('a malformed credential is refused without a database call too', async () => {
-    const execute = vi.spyOn(svc.deps.orm.em.getConnection(), 'execute');
+    const execute = await spyOnDatabase();
     try {
       expect((await me({ headers: { authorization: `Bearer ${'a'.repeat(8192)}` } })).statusCode).toBe(401);
       expect(execute).not.toHaveBeenCalled();

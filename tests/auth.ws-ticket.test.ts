@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-const redeem = (service: TestService, ticket: string) => redeemTicket(service.deps.orm.em.fork(), service.deps, ticket);
+const redeem = (service: TestService, ticket: string) => redeemTicket({ em: service.deps.orm.em.fork(), clock: service.deps.clock }, ticket);
 
 describe('POST /auth/ws-ticket', () => {
   it('answers 200 {ticket, expires_in: 30} with a ticket of at least 256 bits', async () => {

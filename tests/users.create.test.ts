@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqlRows } from '../src/db/sql.ts';
+import { kysely } from '../src/db/kysely.ts';
 import { usernameKey } from '../src/services/auth/usernames.ts';
 import type { TestService } from './helpers/service.ts';
 import { createUser, startWithCeo, type TestUser } from './helpers/users.ts';
@@ -21,13 +21,17 @@ const post = (payload: unknown, opts: { user?: TestUser | null; accept?: string 
 };
 
 async function userCount(): Promise<number> {
-  const [row] = await sqlRows<{ n: number }>(svc.deps.orm.em.fork(), 'select count(*)::int as n from users');
-  return row!.n;
+  const row = await kysely(svc.deps.orm.em.fork()).selectFrom('users').select((eb) => eb.cast<number>(eb.fn.countAll(), 'integer').as('n')).executeTakeFirstOrThrow();
+  return row.n;
 }
 
 async function usersNamed(username: string): Promise<number> {
-  const [row] = await sqlRows<{ n: number }>(svc.deps.orm.em.fork(), 'select count(*)::int as n from users where username_key = ?', [usernameKey(username)]);
-  return row!.n;
+  const row = await kysely(svc.deps.orm.em.fork())
+    .selectFrom('users')
+    .select((eb) => eb.cast<number>(eb.fn.countAll(), 'integer').as('n'))
+    .where('usernameKey', '=', usernameKey(username))
+    .executeTakeFirstOrThrow();
+  return row.n;
 }
 
 describe('POST /api/v1/users', () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqlRows, sqlRun } from '../src/db/sql.ts';
+import { kysely } from '../src/db/kysely.ts';
 import { issueSession } from '../src/services/auth/sessions.ts';
 import { deleteUser } from '../src/services/users/users.ts';
 import type { TestService } from './helpers/service.ts';
@@ -19,24 +19,24 @@ const del = (userId: string, headers: Record<string, string> = {}, user: TestUse
 const whoAmI = (user: TestUser) => svc.app.inject({ method: 'GET', url: '/api/v1/users', headers: user.headers });
 
 async function exists(userId: string): Promise<boolean> {
-  const rows = await sqlRows(svc.deps.orm.em.fork(), 'select 1 from users where id = ?', [userId]);
+  const rows = await kysely(svc.deps.orm.em.fork()).selectFrom('users').select('id').where('id', '=', userId).execute();
   return rows.length === 1;
 }
 
 async function orgRoleRows(userId: string): Promise<string[]> {
-  const rows = await sqlRows<{ role: string }>(svc.deps.orm.em.fork(), 'select role from user_org_roles where user_id = ? order by role', [userId]);
+  const rows = await kysely(svc.deps.orm.em.fork()).selectFrom('user_org_roles').select('role').where('userId', '=', userId).orderBy('role').execute();
   return rows.map((r) => r.role);
 }
 
 async function owners(): Promise<string[]> {
-  const rows = await sqlRows<{ user_id: string }>(svc.deps.orm.em.fork(), `select user_id::text as user_id from user_org_roles where role = 'owner' order by user_id`);
-  return rows.map((r) => r.user_id);
+  const rows = await kysely(svc.deps.orm.em.fork()).selectFrom('user_org_roles').select('userId').where('role', '=', 'owner').orderBy('userId').execute();
+  return rows.map((r) => r.userId);
 }
 
 /** Makes exactly `users` the owners: every other owner row is removed first. */
 async function makeOnlyOwners(...users: TestUser[]): Promise<void> {
   for (const id of await owners()) {
-    if (!users.some((u) => u.id === id)) await sqlRun(svc.deps.orm.em.fork(), `delete from user_org_roles where role = 'owner' and user_id = ?`, [id]);
+    if (!users.some((u) => u.id === id)) await kysely(svc.deps.orm.em.fork()).deleteFrom('user_org_roles').where('role', '=', 'owner').where('userId', '=', id).execute();
   }
   for (const user of users) {
     if (!(await owners()).includes(user.id)) await ceo.caller.users.grantOrgRole({ user_id: user.id, role: 'owner' });
@@ -60,7 +60,7 @@ describe('DELETE /api/v1/users/{user_id}', () => {
 
   it("revokes all of the user's sessions: their next request gets 401/1002", async () => {
     const target = await createUser(svc, { role: 'observer' });
-    const secondSession = await svc.deps.orm.em.fork().transactional((tx) => issueSession(tx, svc.deps, target.id, { ip: '127.0.0.1', userAgent: 'second device' }));
+    const secondSession = await svc.deps.orm.em.fork().transactional((tx) => issueSession({ em: tx, clock: svc.deps.clock, config: svc.deps.config }, target.id, { ip: '127.0.0.1', userAgent: 'second device' }));
     expect((await whoAmI(target)).statusCode).toBe(200);
     expect((await del(target.id)).statusCode).toBe(204);
     for (const token of [target.token, secondSession.accessToken]) {
@@ -68,8 +68,13 @@ describe('DELETE /api/v1/users/{user_id}', () => {
       expect(res.statusCode).toBe(401);
       expect(res.json()).toMatchObject({ status: 401, error_code: 1002 });
     }
-    const [row] = await sqlRows<{ n: number }>(svc.deps.orm.em.fork(), `select count(*)::int as n from sessions where user_id = ? and revoked_reason = 'user_deleted'`, [target.id]);
-    expect(row!.n).toBe(2);
+    const row = await kysely(svc.deps.orm.em.fork())
+      .selectFrom('sessions')
+      .select((eb) => eb.cast<number>(eb.fn.countAll(), 'integer').as('n'))
+      .where('userId', '=', target.id)
+      .where('revokedReason', '=', 'user_deleted')
+      .executeTakeFirstOrThrow();
+    expect(row.n).toBe(2);
   });
 
   it('refuses to delete oneself (409/4000)', async () => {
@@ -84,7 +89,7 @@ describe('DELETE /api/v1/users/{user_id}', () => {
     // Only the CEO may call the endpoint, so "the CEO" is otherwise always "self"; the rule is the service's own.
     const other = await createUser(svc, { role: 'manager' });
     const actor = { userId: other.id, username: other.username, role: 'ceo' as const, mustChangePassword: false, orgRoles: [], scopedDepartments: [], sessionId: other.sessionId, via: 'bearer' as const };
-    await expect(deleteUser(svc.deps.orm.em.fork(), svc.deps, actor, { user_id: ceo.id })).rejects.toMatchObject({ errorCode: 4000, detail: 'the CEO cannot be deleted' });
+    await expect(deleteUser({ em: svc.deps.orm.em.fork(), clock: svc.deps.clock, actor }, { user_id: ceo.id })).rejects.toMatchObject({ errorCode: 4000, detail: 'the CEO cannot be deleted' });
     expect(await exists(ceo.id)).toBe(true);
     expect((await whoAmI(ceo)).statusCode).toBe(200);
   });

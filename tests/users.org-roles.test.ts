@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqlRows, sqlRun } from '../src/db/sql.ts';
+import { kysely } from '../src/db/kysely.ts';
 import { steppingClock, type TestService } from './helpers/service.ts';
 import { createUser, startWithCeo, type TestUser } from './helpers/users.ts';
 
@@ -27,16 +27,17 @@ const revoke = (userId: string, role: string, headers: Record<string, string> = 
 const getUser = (userId: string) => svc.app.inject({ method: 'GET', url: `/api/v1/users/${userId}`, headers: ceo.headers });
 
 async function rowsOf(userId: string): Promise<{ role: string; scoped_departments: string[] }[]> {
-  return sqlRows(svc.deps.orm.em.fork(), 'select role, scoped_departments from user_org_roles where user_id = ? order by role', [userId]);
+  const rows = await kysely(svc.deps.orm.em.fork()).selectFrom('user_org_roles').select(['role', 'scopedDepartments']).where('userId', '=', userId).orderBy('role').execute();
+  return rows.map((r) => ({ role: r.role, scoped_departments: r.scopedDepartments }));
 }
 
 async function owners(): Promise<string[]> {
-  const rows = await sqlRows<{ user_id: string }>(svc.deps.orm.em.fork(), `select user_id::text as user_id from user_org_roles where role = 'owner' order by user_id`);
-  return rows.map((r) => r.user_id);
+  const rows = await kysely(svc.deps.orm.em.fork()).selectFrom('user_org_roles').select('userId').where('role', '=', 'owner').orderBy('userId').execute();
+  return rows.map((r) => r.userId);
 }
 
 async function makeOnlyOwners(...users: TestUser[]): Promise<void> {
-  await sqlRun(svc.deps.orm.em.fork(), `delete from user_org_roles where role = 'owner'`);
+  await kysely(svc.deps.orm.em.fork()).deleteFrom('user_org_roles').where('role', '=', 'owner').execute();
   for (const user of users) await ceo.caller.users.grantOrgRole({ user_id: user.id, role: 'owner' });
 }
 

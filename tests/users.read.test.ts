@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqlRows, sqlRun } from '../src/db/sql.ts';
+import { kysely } from '../src/db/kysely.ts';
 import { encodeCursor } from '../src/services/pagination.ts';
 import { usernameKey, usernameSkeletonKey } from '../src/services/auth/usernames.ts';
 import type { TestService } from './helpers/service.ts';
@@ -31,19 +31,27 @@ async function seedUsers(count: number, opts: { createdAt?: Date; prefix?: strin
     const id = randomUUID();
     const name = `${opts.prefix ?? 'seed'}_${randomUUID().slice(0, 8)}`;
     const at = opts.createdAt ?? new Date();
-    await sqlRun(
-      em,
-      `insert into users (id, username, username_key, username_skeleton, password_hash, role, must_change_password, created_at, updated_at)
-       values (?, ?, ?, ?, 'not-a-hash', 'observer', false, ?, ?)`,
-      [id, name, usernameKey(name), usernameSkeletonKey(name), at, at],
-    );
+    await kysely(em)
+      .insertInto('users')
+      .values({
+        id,
+        username: name,
+        usernameKey: usernameKey(name),
+        usernameSkeleton: usernameSkeletonKey(name),
+        passwordHash: 'not-a-hash',
+        role: 'observer',
+        mustChangePassword: false,
+        createdAt: at,
+        updatedAt: at,
+      })
+      .execute();
     ids.push(id);
   }
   return ids;
 }
 
 async function allIdsInOrder(): Promise<string[]> {
-  const rows = await sqlRows<{ id: string }>(svc.deps.orm.em.fork(), 'select id::text as id from users order by created_at, id');
+  const rows = await kysely(svc.deps.orm.em.fork()).selectFrom('users').select('id').orderBy('createdAt').orderBy('id').execute();
   return rows.map((r) => r.id);
 }
 
@@ -130,8 +138,8 @@ describe('GET /api/v1/users', () => {
   it('past the last page answers an empty page without a cursor', async () => {
     const { ids } = await walk(200);
     const last = ids.at(-1)!;
-    const [row] = await sqlRows<{ created_at: string }>(svc.deps.orm.em.fork(), 'select created_at from users where id = ?', [last]);
-    const cursor = encodeCursor(svc.deps.secret, 'users', [new Date(row!.created_at).toISOString(), last]);
+    const row = await kysely(svc.deps.orm.em.fork()).selectFrom('users').select('createdAt').where('id', '=', last).executeTakeFirstOrThrow();
+    const cursor = encodeCursor(svc.deps.secret, 'users', [row.createdAt.toISOString(), last]);
     const res = await get(`/users?cursor=${cursor}`);
     expect(res.json()).toMatchObject({ data: [], pagination: { next_cursor: null, has_more: false } });
   });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqlRows } from '../src/db/sql.ts';
+import { kysely } from '../src/db/kysely.ts';
 import { steppingClock, type TestService } from './helpers/service.ts';
 import { createUser, startWithCeo, type TestUser } from './helpers/users.ts';
 
@@ -25,7 +25,7 @@ const patch = (userId: string, payload: unknown, headers: Record<string, string>
 const getUser = (userId: string) => svc.app.inject({ method: 'GET', url: `/api/v1/users/${userId}`, headers: ceo.headers });
 
 async function roleOf(userId: string): Promise<string | undefined> {
-  const [row] = await sqlRows<{ role: string }>(svc.deps.orm.em.fork(), 'select role from users where id = ?', [userId]);
+  const row = await kysely(svc.deps.orm.em.fork()).selectFrom('users').select('role').where('id', '=', userId).executeTakeFirst();
   return row?.role;
 }
 
@@ -72,8 +72,8 @@ describe('PATCH /api/v1/users/{user_id}', () => {
     const targets = await Promise.all([1, 2, 3, 4, 5].map(() => createUser(svc, { role: 'manager' })));
     const results = await Promise.all(targets.map((t) => patch(t.id, { role: 'ceo' })));
     expect(results.map((r) => r.statusCode)).toEqual([409, 409, 409, 409, 409]);
-    const [row] = await sqlRows<{ n: number }>(svc.deps.orm.em.fork(), `select count(*)::int as n from users where role = 'ceo'`);
-    expect(row!.n).toBe(1);
+    const row = await kysely(svc.deps.orm.em.fork()).selectFrom('users').select((eb) => eb.cast<number>(eb.fn.countAll(), 'integer').as('n')).where('role', '=', 'ceo').executeTakeFirstOrThrow();
+    expect(row.n).toBe(1);
   });
 
   describe('If-Match', () => {

@@ -4,6 +4,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { ProviderCatalogue } from '../data/providerCatalogue.ts';
 import type { RequestLimiter } from '../limits/limiter.ts';
+import type { SetupLatch } from '../services/auth/auth.ts';
+import type { LoginThrottle } from '../services/auth/loginThrottle.ts';
 
 /** Time source; injected so expiry, windows and sessions are testable without sleeping. */
 export type Clock = { now(): Date };
@@ -21,4 +23,8 @@ export type Deps = {
   providers: ProviderCatalogue;
   /** CONTRACT §5 rate limits; null when RATE_LIMITS_ENABLED=false. */
   limiter: RequestLimiter | null;
+  /** Failed-login counters (CONTRACT §3.4); on even when RATE_LIMITS_ENABLED=false. */
+  loginThrottle: LoginThrottle;
+  /** Whether first-run setup is known to be done, so setup and login stop asking the database. */
+  setupLatch: SetupLatch;
 };

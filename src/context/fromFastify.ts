@@ -1,8 +1,7 @@
 // Fastify glue: reads credentials and client facts off a request and maps the response sink onto the reply.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { COOKIE_NAMES } from './cookieNames.ts';
 import { createContextInner, type ContextInner, type Credentials, type Deps, type ResponseSink } from './index.ts';
-
-export const COOKIE_NAMES = { session: 'session', csrf: 'csrf_token', refresh: 'refresh_token' } as const;
 
 // Tokens are base64url; anything else (spaces, NULs, 8 KB blobs) is not a credential at all.
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{16,512}$/;

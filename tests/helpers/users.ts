@@ -1,8 +1,9 @@
 // Test shortcuts: create users straight through the services and sign them in.
 import { randomBytes } from 'node:crypto';
-import { insertUser } from '../../src/services/auth/accounts.ts';
-import type { Role } from '../../src/services/auth/guards.ts';
 import type { Clock } from '../../src/context/deps.ts';
+import { toApiError } from '../../src/errors.ts';
+import { createAccount } from '../../src/services/auth/accounts.ts';
+import type { Role } from '../../src/services/auth/roles.ts';
 import { issueSession } from '../../src/services/auth/sessions.ts';
 import { startTestService, type TestService } from './service.ts';
 
@@ -27,8 +28,14 @@ export async function createUser(svc: TestService, opts: { role?: Role; username
   const password = opts.password ?? `pw-${randomBytes(8).toString('hex')}`;
   const role = opts.role ?? 'observer';
   const em = svc.deps.orm.em.fork();
-  const row = await em.transactional((tx) => insertUser(tx, svc.deps, { username, password, role, mustChangePassword: opts.mustChangePassword ?? false }));
-  const session = await em.transactional((tx) => issueSession(tx, svc.deps, row.id, { ip: '127.0.0.1', userAgent: 'vitest' }));
+  const { clock, config } = svc.deps;
+  // Database errors (a taken username) reach the test as the API would answer them.
+  const row = await em
+    .transactional((tx) => createAccount({ em: tx, clock }, { username, password, role, mustChangePassword: opts.mustChangePassword ?? false }))
+    .catch((error: unknown) => {
+      throw toApiError(error);
+    });
+  const session = await em.transactional((tx) => issueSession({ em: tx, clock, config }, row.id, { ip: '127.0.0.1', userAgent: 'vitest' }));
   return {
     id: row.id,
     username,

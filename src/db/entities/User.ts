@@ -1,5 +1,6 @@
 // Users: one role each, case-insensitively unique usernames, at most one CEO (enforced by the database).
 import { defineEntity, p } from '@mikro-orm/core';
+import type { Role } from '../../services/auth/roles.ts';
 
 export const UserSchema = defineEntity({
   name: 'User',
@@ -12,7 +13,8 @@ export const UserSchema = defineEntity({
     /** SHA-256 of the TR39 confusable skeleton: a look-alike of an existing name is a duplicate. */
     usernameSkeleton: p.string().length(64).unique('users_username_skeleton_unique'),
     passwordHash: p.text(),
-    role: p.string().length(32),
+    // Typed as the roles users_role_check admits, so stored rows read as Role.
+    role: p.string().length(32).$type<Role>(),
     mustChangePassword: p.boolean().default(false),
     createdAt: p.datetime(3),
     updatedAt: p.datetime(3),

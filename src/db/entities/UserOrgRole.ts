@@ -1,12 +1,14 @@
 // Organization roles held by users (many per user); department_admin carries its departments.
 import { defineEntity, p } from '@mikro-orm/core';
+import type { OrgRole } from '../../services/users/grants.ts';
 
 export const UserOrgRoleSchema = defineEntity({
   name: 'UserOrgRole',
   tableName: 'user_org_roles',
   properties: {
     userId: p.uuid().primary(),
-    role: p.string().length(32).primary(),
+    // Typed as the roles user_org_roles_role_check admits.
+    role: p.string().length(32).primary().$type<OrgRole>(),
     scopedDepartments: p.array().columnType('text[]').defaultRaw(`'{}'`),
     createdAt: p.datetime(3),
   },

@@ -1,8 +1,10 @@
 // auth.{setup, login, logout, refresh, changePassword, me, wsTicket, listSessions, revokeSession}
 import { z } from 'zod';
+import type { Context } from '../../context/index.ts';
 import * as auth from '../../services/auth/auth.ts';
 import { issueTicket } from '../../services/auth/wsTickets.ts';
 import { authedProcedure, publicProcedure, router } from '../../trpc.ts';
+import { clearSessionCookies, setSessionCookies } from './cookies.ts';
 import {
   ChangePasswordRequest,
   CookieSessionResponse,
@@ -17,6 +19,18 @@ import {
 
 const tags = ['auth'];
 
+const sessionsOf = (ctx: Context) => ({ em: ctx.em, clock: ctx.deps.clock, config: ctx.deps.config });
+const clientOf = (ctx: Context) => ({ ip: ctx.ip, userAgent: ctx.userAgent });
+
+/**
+ * Sets the tokens an operation issued as the session cookies (the service stays transport-free) and answers
+ * with its body; bearer callers take a new access token from the `session` Set-Cookie too.
+ */
+function withSessionCookies<Response>(ctx: Context, { tokens, response }: auth.WithTokens<Response>): Response {
+  setSessionCookies(ctx.response, ctx.deps.config, tokens);
+  return response;
+}
+
 export const authRouter = router({
   setup: publicProcedure
     .meta({
@@ -26,7 +40,9 @@ export const authRouter = router({
     })
     .input(SetupRequest)
     .output(CookieSessionResponse)
-    .mutation(({ ctx, input }) => auth.setup(ctx, input)),
+    .mutation(async ({ ctx, input }) =>
+      withSessionCookies(ctx, await auth.setup({ ...sessionsOf(ctx), setupLatch: ctx.deps.setupLatch }, { ...input, client: clientOf(ctx) })),
+    ),
 
   login: publicProcedure
     .meta({
@@ -35,7 +51,12 @@ export const authRouter = router({
     })
     .input(LoginRequest)
     .output(CookieSessionResponse)
-    .mutation(({ ctx, input }) => auth.login(ctx, input)),
+    .mutation(async ({ ctx, input }) =>
+      withSessionCookies(
+        ctx,
+        await auth.login({ ...sessionsOf(ctx), setupLatch: ctx.deps.setupLatch, loginThrottle: ctx.deps.loginThrottle }, { ...input, client: clientOf(ctx) }),
+      ),
+    ),
 
   logout: publicProcedure
     .meta({
@@ -44,7 +65,10 @@ export const authRouter = router({
       ignoresInput: true,
     })
     .output(z.void())
-    .mutation(({ ctx }) => auth.logout(ctx)),
+    .mutation(async ({ ctx }) => {
+      await auth.logout({ em: ctx.em, clock: ctx.deps.clock }, [ctx.credentials.cookieToken, ctx.credentials.bearerToken]);
+      clearSessionCookies(ctx.response, ctx.deps.config);
+    }),
 
   refresh: publicProcedure
     .meta({
@@ -52,7 +76,7 @@ export const authRouter = router({
       limits: { op: 'auth.refresh' },
     })
     .output(CookieSessionResponse)
-    .mutation(({ ctx }) => auth.refresh(ctx)),
+    .mutation(async ({ ctx }) => withSessionCookies(ctx, await auth.refresh(sessionsOf(ctx), ctx.credentials.refreshToken))),
 
   changePassword: authedProcedure
     .meta({
@@ -62,7 +86,7 @@ export const authRouter = router({
     })
     .input(ChangePasswordRequest)
     .output(UserInfoResponse)
-    .mutation(({ ctx, input }) => auth.changePassword(ctx, ctx.actor, input)),
+    .mutation(async ({ ctx, input }) => withSessionCookies(ctx, await auth.changePassword({ ...sessionsOf(ctx), actor: ctx.actor }, input))),
 
   me: authedProcedure
     .meta({
@@ -78,7 +102,7 @@ export const authRouter = router({
       limits: { op: 'auth.ws_ticket' },
     })
     .output(WsTicketResponse)
-    .mutation(({ ctx }) => issueTicket(ctx.em, ctx.deps, ctx.actor)),
+    .mutation(({ ctx }) => issueTicket({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor })),
 
   listSessions: authedProcedure
     .meta({
@@ -87,7 +111,7 @@ export const authRouter = router({
     })
     .input(ListSessionsInput)
     .output(z.array(SessionResponse))
-    .query(({ ctx, input }) => auth.listSessions(ctx, ctx.actor, input.scope)),
+    .query(({ ctx, input }) => auth.listSessions({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input.scope)),
 
   revokeSession: authedProcedure
     .meta({
@@ -97,5 +121,5 @@ export const authRouter = router({
     })
     .input(RevokeSessionInput)
     .output(z.void())
-    .mutation(({ ctx, input }) => auth.revokeSession(ctx, ctx.actor, input.session_id)),
+    .mutation(({ ctx, input }) => auth.revokeSession({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input.session_id)),
 });

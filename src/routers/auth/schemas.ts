@@ -28,6 +28,7 @@ export const UserInfoResponse = z
     scoped_departments: z.array(z.string()),
   })
   .meta({ id: 'UserInfoResponse' });
+export type UserInfoResponse = z.infer<typeof UserInfoResponse>;
 
 export const CookieSessionResponse = z
   .object({
@@ -38,10 +39,12 @@ export const CookieSessionResponse = z
     user: UserInfoResponse,
   })
   .meta({ id: 'CookieSessionResponse' });
+export type CookieSessionResponse = z.infer<typeof CookieSessionResponse>;
 
 export const WsTicketResponse = z
   .object({ ticket: z.string(), expires_in: z.literal(30) })
   .meta({ id: 'WsTicketResponse' });
+export type WsTicketResponse = z.infer<typeof WsTicketResponse>;
 
 export const SessionResponse = z
   .object({
@@ -56,6 +59,7 @@ export const SessionResponse = z
     is_current: z.boolean(),
   })
   .meta({ id: 'SessionResponse' });
+export type SessionResponse = z.infer<typeof SessionResponse>;
 
 export const ListSessionsInput = z.object({
   scope: z.enum(['own', 'all']).default('own').describe('`all` lists every user\'s sessions (CEO only)'),

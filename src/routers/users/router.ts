@@ -26,7 +26,7 @@ export const usersRouter = router({
     })
     .input(ListUsersInput)
     .output(ListUsersOutput)
-    .query(({ ctx, input }) => users.listUsers(ctx.em, ctx.deps, input)),
+    .query(({ ctx, input }) => users.listUsers({ em: ctx.em, secret: ctx.deps.secret }, input)),
 
   get: authedProcedure
     .meta({
@@ -35,7 +35,7 @@ export const usersRouter = router({
     })
     .input(GetUserInput)
     .output(UserResponse)
-    .query(({ ctx, input }) => users.getUser(ctx.em, ctx.deps, input)),
+    .query(({ ctx, input }) => users.getUser({ em: ctx.em }, input)),
 
   create: ceoProcedure
     .meta({
@@ -46,7 +46,7 @@ export const usersRouter = router({
     .input(CreateUserInput)
     .output(UserResponse)
     .mutation(({ ctx, input }) =>
-      idempotently(ctx, { operation: 'users.create', input, output: UserResponse }, (em) => users.createUser(em, ctx.deps, ctx.actor, input)),
+      idempotently(ctx, { operation: 'users.create', input, output: UserResponse }, (em) => users.createUser({ em, clock: ctx.deps.clock }, input)),
     ),
 
   updateRole: ceoProcedure
@@ -57,7 +57,7 @@ export const usersRouter = router({
     })
     .input(UpdateUserRoleInput)
     .output(UserResponse)
-    .mutation(({ ctx, input }) => users.updateUserRole(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch })),
+    .mutation(({ ctx, input }) => users.updateUserRole({ em: ctx.em, clock: ctx.deps.clock }, { ...input, ifMatch: ctx.credentials.ifMatch })),
 
   // 409 is not in SERVICE-SPEC's table for this operation, but CONTRACT §4.3 (which wins) answers self/CEO/last owner with it.
   delete: ceoProcedure
@@ -68,7 +68,7 @@ export const usersRouter = router({
     })
     .input(DeleteUserInput)
     .output(z.void())
-    .mutation(({ ctx, input }) => users.deleteUser(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch })),
+    .mutation(({ ctx, input }) => users.deleteUser({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, { ...input, ifMatch: ctx.credentials.ifMatch })),
 
   grantOrgRole: ceoProcedure
     .meta({
@@ -78,7 +78,7 @@ export const usersRouter = router({
     })
     .input(GrantOrgRoleInput)
     .output(UserResponse)
-    .mutation(({ ctx, input }) => orgRoles.grantOrgRole(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch })),
+    .mutation(({ ctx, input }) => orgRoles.grantOrgRole({ em: ctx.em, clock: ctx.deps.clock }, { ...input, ifMatch: ctx.credentials.ifMatch })),
 
   // 409 (last owner) as for delete: required by CONTRACT §4.3, missing from SERVICE-SPEC's table.
   revokeOrgRole: ceoProcedure
@@ -89,5 +89,5 @@ export const usersRouter = router({
     })
     .input(RevokeOrgRoleInput)
     .output(z.void())
-    .mutation(({ ctx, input }) => orgRoles.revokeOrgRole(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch })),
+    .mutation(({ ctx, input }) => orgRoles.revokeOrgRole({ em: ctx.em, clock: ctx.deps.clock }, { ...input, ifMatch: ctx.credentials.ifMatch })),
 });

@@ -4,7 +4,7 @@ import { ROLES } from '../../services/auth/guards.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../services/auth/passwords.ts';
 import { Username } from '../../services/auth/usernames.ts';
 import { page, pageQueryShape } from '../../services/pagination.ts';
-import { MAX_SCOPED_DEPARTMENTS, ORG_ROLES } from '../../services/users/orgRoles.ts';
+import { MAX_SCOPED_DEPARTMENTS, ORG_ROLES } from '../../services/users/grants.ts';
 
 export const UserRole = z.enum(ROLES).describe('The one role of a user.');
 export const OrgRole = z.enum(ORG_ROLES).describe('An organization role; a user may hold several.');
@@ -24,8 +24,10 @@ export const UserResponse = z
     updated_at: Timestamp.describe('Changes on every change of the role or the organization roles.'),
   })
   .meta({ id: 'UserResponse' });
+export type UserResponse = z.infer<typeof UserResponse>;
 
 export const ListUsersInput = z.strictObject({ ...pageQueryShape });
+export type ListUsersInput = z.infer<typeof ListUsersInput>;
 export const ListUsersOutput = page(UserResponse);
 
 export const GetUserInput = z.strictObject({ user_id: UserIdParam });

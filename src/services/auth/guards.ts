@@ -1,16 +1,22 @@
 // Authentication (cookie or bearer, CSRF for cookie mutations, the must-change-password gate) and role checks.
-import type { Actor, Context } from '../../context/index.ts';
+import type { Actor, Credentials } from '../../context/index.ts';
 import { ApiError } from '../../errors.ts';
-import { resolveSession, type ResolvedSession } from './sessions.ts';
-import { safeEqual } from './tokens.ts';
-
 import type { Role } from './roles.ts';
+import type { ResolvedSession } from './sessions.ts';
+import { safeEqual } from './tokens.ts';
 
 export { ROLES, type Role } from './roles.ts';
 
-export async function authenticate(ctx: Context, opts: { mutation: boolean; allowPendingPasswordChange: boolean }): Promise<Actor> {
-  if (ctx.actor) return ctx.actor;
-  const { cookieToken, bearerToken } = ctx.credentials;
+/**
+ * Finds who the credentials belong to, trying the cookie, then the bearer token, each through `resolve`
+ * (which reaches the database only when called), and checks CSRF for cookie-authenticated mutations.
+ */
+export async function authenticate(
+  credentials: Credentials,
+  resolve: (accessToken: string) => Promise<ResolvedSession>,
+  opts: { mutation: boolean },
+): Promise<Actor> {
+  const { cookieToken, bearerToken } = credentials;
   // No credential at all: answer without touching the database.
   if (!cookieToken && !bearerToken) throw ApiError.unauthorized();
 
@@ -18,25 +24,28 @@ export async function authenticate(ctx: Context, opts: { mutation: boolean; allo
   let via: Actor['via'] = 'cookie';
   if (cookieToken) {
     try {
-      resolved = await resolveSession(ctx.em, ctx.deps, cookieToken);
+      resolved = await resolve(cookieToken);
     } catch (error) {
       // A stale cookie must not shadow a valid bearer token (CONTRACT §3.2).
       if (!bearerToken) throw error;
     }
   }
   if (!resolved && bearerToken) {
-    resolved = await resolveSession(ctx.em, ctx.deps, bearerToken);
+    resolved = await resolve(bearerToken);
     via = 'bearer';
   }
   if (!resolved) throw ApiError.unauthorized();
 
   if (via === 'cookie' && opts.mutation) {
-    const { csrfCookie, csrfHeader } = ctx.credentials;
+    const { csrfCookie, csrfHeader } = credentials;
     if (!csrfCookie || !csrfHeader || !safeEqual(csrfCookie, csrfHeader)) throw ApiError.forbidden('missing or invalid CSRF token');
   }
-  ctx.trace.userId = resolved.userId;
-  if (resolved.mustChangePassword && !opts.allowPendingPasswordChange) throw ApiError.forbidden('password change required');
   return { ...resolved, via };
+}
+
+/** The must-change-password gate (CONTRACT §3.1): only procedures that allow it serve such a user. */
+export function requirePasswordChanged(actor: Actor, allowPendingPasswordChange: boolean): void {
+  if (actor.mustChangePassword && !allowPendingPasswordChange) throw ApiError.forbidden('password change required');
 }
 
 export function requireRole(actor: Actor, roles: readonly Role[]): void {

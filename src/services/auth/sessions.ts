@@ -2,17 +2,25 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Lucia, TimeSpan } from 'lucia';
+import type { Config } from '../../config.ts';
+import type { Clock } from '../../context/deps.ts';
 import type { Actor } from '../../context/index.ts';
-import type { Deps } from '../../context/deps.ts';
-import { sqlRows, sqlRun } from '../../db/sql.ts';
 import { ApiError } from '../../errors.ts';
+import { summariseGrants } from '../users/grants.ts';
+import { lockUser } from '../users/store.ts';
 import { MikroOrmSessionAdapter } from './luciaAdapter.ts';
-import { isRole } from './roles.ts';
+import * as store from './store.ts';
 import { newToken, sha256 } from './tokens.ts';
+
+export type { RevokeReason } from './store.ts';
 
 export const ABSOLUTE_SESSION_LIFETIME_S = 30 * 24 * 3600;
 const LAST_ACTIVE_RESOLUTION_MS = 60_000;
 
+/** The settings sessions are issued under (CONTRACT §6). */
+export type SessionSettings = Pick<Config, 'accessTokenTtl' | 'refreshTokenTtl' | 'maxSessionsPerUser'>;
+
+/** What a sign-in, refresh or password change hands out: the tokens, a fresh CSRF token, their lifetimes in seconds. */
 export type IssuedSession = {
   sessionId: string;
   accessToken: string;
@@ -27,104 +35,92 @@ export type ResolvedSession = Omit<Actor, 'via'>;
 
 export type ClientInfo = { ip: string; userAgent: string | null };
 
-export type RevokeReason = 'logout' | 'revoked' | 'evicted' | 'password_change' | 'user_deleted' | 'refresh_reuse';
-
-function lucia(em: EntityManager, deps: Deps, adapter = new MikroOrmSessionAdapter(em)) {
+function lucia(adapter: MikroOrmSessionAdapter, accessTokenTtl: number) {
   return new Lucia(adapter, {
-    sessionExpiresIn: new TimeSpan(deps.config.accessTokenTtl, 's'),
+    sessionExpiresIn: new TimeSpan(accessTokenTtl, 's'),
     getSessionAttributes: (attributes) => attributes,
     getUserAttributes: (attributes) => attributes,
   });
 }
 
 /** Creates a session for `userId`; call inside a transaction (the user row stays locked until it ends). */
-export async function issueSession(em: EntityManager, deps: Deps, userId: string, client: ClientInfo): Promise<IssuedSession> {
-  const { config } = deps;
-  const now = deps.clock.now();
+export async function issueSession(
+  { em, clock, config }: { em: EntityManager; clock: Clock; config: SessionSettings },
+  userId: string,
+  client: ClientInfo,
+): Promise<IssuedSession> {
+  const now = clock.now();
   // Serialises a user's concurrent sign-ins, so the cap holds: each one sees the sessions the others made.
-  await sqlRows(em, 'select id from users where id = ? for update', [userId]);
+  await lockUser(em, userId);
   // Make room under the per-user cap: the oldest live sessions go first.
-  await sqlRun(
-    em,
-    `update sessions set revoked_at = ?, revoked_reason = 'evicted'
-      where id in (select id from sessions where user_id = ? and revoked_at is null and refresh_expires_at > ?
-                   order by created_at desc, id desc offset ?)`,
-    [now, userId, now, config.maxSessionsPerUser - 1],
-  );
+  await store.evictSessionsBeyond(em, userId, config.maxSessionsPerUser - 1, now);
   const accessToken = newToken(32);
   const refreshToken = newToken(32);
   const sessionId = randomUUID();
   const absoluteExpiresAt = new Date(now.getTime() + ABSOLUTE_SESSION_LIFETIME_S * 1000);
   const refreshExpiresAt = new Date(Math.min(now.getTime() + config.refreshTokenTtl * 1000, absoluteExpiresAt.getTime()));
-  await lucia(em, deps).createSession(
+  await lucia(new MikroOrmSessionAdapter(em, clock), config.accessTokenTtl).createSession(
     userId,
-    {
-      public_id: sessionId,
-      last_active_at: now,
-      ip_address: client.ip,
-      user_agent: client.userAgent,
-      refresh_expires_at: refreshExpiresAt,
-      absolute_expires_at: absoluteExpiresAt,
-    },
+    { publicId: sessionId, lastActiveAt: now, ipAddress: client.ip, userAgent: client.userAgent, refreshExpiresAt, absoluteExpiresAt },
     { sessionId: accessToken },
   );
-  await insertRefreshToken(em, sessionId, refreshToken, now, refreshExpiresAt);
+  await store.insertRefreshToken(em, { tokenHash: sha256(refreshToken), sessionId, createdAt: now, expiresAt: refreshExpiresAt });
   return issued(sessionId, accessToken, refreshToken, now, new Date(now.getTime() + config.accessTokenTtl * 1000), refreshExpiresAt);
 }
 
 /** Resolves an access token; unknown or expired → 401/1000, revoked → 401/1002. */
-export async function resolveSession(em: EntityManager, deps: Deps, accessToken: string): Promise<ResolvedSession> {
-  const adapter = new MikroOrmSessionAdapter(em);
-  const { session, user } = await lucia(em, deps, adapter).validateSession(accessToken);
-  if (!session || !user || !isRole(user.role)) {
+export async function resolveSession(
+  { em, clock, config }: { em: EntityManager; clock: Clock; config: Pick<Config, 'accessTokenTtl'> },
+  accessToken: string,
+): Promise<ResolvedSession> {
+  const adapter = new MikroOrmSessionAdapter(em, clock);
+  const { session, user } = await lucia(adapter, config.accessTokenTtl).validateSession(accessToken);
+  const now = clock.now();
+  if (!session || !user) {
     const row = adapter.lastLookup;
-    if (row?.revoked_at && new Date(row.expires_at).getTime() > deps.clock.now().getTime()) throw ApiError.sessionRevoked();
+    if (row?.revokedAt && row.expiresAt.getTime() > now.getTime()) throw ApiError.sessionRevoked();
     throw ApiError.unauthorized('invalid or expired credentials');
   }
-  const now = deps.clock.now();
-  if (now.getTime() - session.last_active_at.getTime() > LAST_ACTIVE_RESOLUTION_MS) {
+  if (now.getTime() - session.lastActiveAt.getTime() > LAST_ACTIVE_RESOLUTION_MS) {
     // At most one write a minute per session, never one per request.
-    await sqlRun(em, 'update sessions set last_active_at = ? where id = ?', [now, session.public_id]);
+    await store.touchSession(em, session.publicId, now);
   }
+  const { orgRoles, scopedDepartments } = summariseGrants(user.grants);
   return {
-    sessionId: session.public_id,
+    sessionId: session.publicId,
     userId: user.id,
     username: user.username,
     role: user.role,
-    mustChangePassword: user.must_change_password,
-    orgRoles: user.org_roles,
-    scopedDepartments: user.scoped_departments,
+    mustChangePassword: user.mustChangePassword,
+    orgRoles,
+    scopedDepartments,
   };
 }
-
-type RefreshRow = { session_id: string; expires_at: Date; used_at: Date | null };
-type SessionState = { id: string; user_id: string; revoked_at: Date | null; absolute_expires_at: Date };
 
 /**
  * Rotates both tokens of the session a refresh token belongs to, under a row lock. A refresh token that was
  * already used is a replay: the whole session is revoked, and that revocation is committed before the 1002.
  */
-export async function rotateSession(em: EntityManager, deps: Deps, refreshToken: string): Promise<IssuedSession & { userId: string }> {
+export async function rotateSession(
+  { em, clock, config }: { em: EntityManager; clock: Clock; config: SessionSettings },
+  refreshToken: string,
+): Promise<IssuedSession & { userId: string }> {
   const outcome = await em.transactional(async (tx) => {
-    const now = deps.clock.now();
-    const [refresh] = await sqlRows<RefreshRow>(tx, 'select session_id, expires_at, used_at from refresh_tokens where token_hash = ? for update', [
-      sha256(refreshToken),
-    ]);
+    const now = clock.now();
+    const refresh = await store.lockRefreshToken(tx, sha256(refreshToken));
     if (!refresh) return { kind: 'unknown' as const };
-    const [session] = await sqlRows<SessionState>(tx, 'select id, user_id, revoked_at, absolute_expires_at from sessions where id = ? for update', [
-      refresh.session_id,
-    ]);
+    const session = await store.lockSession(tx, refresh.sessionId);
     if (!session) return { kind: 'unknown' as const };
-    if (refresh.used_at !== null) {
-      await revokeSessionRow(tx, session.id, 'refresh_reuse', now);
+    if (refresh.usedAt !== null) {
+      await store.revokeSession(tx, session.id, 'refresh_reuse', now);
       return { kind: 'replay' as const };
     }
-    if (session.revoked_at !== null) return { kind: 'revoked' as const };
-    if (new Date(refresh.expires_at) <= now || new Date(session.absolute_expires_at) <= now) return { kind: 'unknown' as const };
+    if (session.revokedAt !== null) return { kind: 'revoked' as const };
+    if (refresh.expiresAt <= now || session.absoluteExpiresAt <= now) return { kind: 'unknown' as const };
 
-    await sqlRun(tx, 'update refresh_tokens set used_at = ? where token_hash = ?', [now, sha256(refreshToken)]);
-    const issued = await replaceTokens(tx, deps, session.id, new Date(session.absolute_expires_at), now);
-    return { kind: 'rotated' as const, issued: { ...issued, userId: session.user_id } };
+    await store.markRefreshTokenUsed(tx, sha256(refreshToken), now);
+    const issued = await replaceTokens(tx, config, session.id, session.absoluteExpiresAt, now);
+    return { kind: 'rotated' as const, issued: { ...issued, userId: session.userId } };
   });
   switch (outcome.kind) {
     case 'rotated':
@@ -137,68 +133,53 @@ export async function rotateSession(em: EntityManager, deps: Deps, refreshToken:
   }
 }
 
-async function insertRefreshToken(em: EntityManager, sessionId: string, token: string, now: Date, expiresAt: Date): Promise<void> {
-  await sqlRun(em, 'insert into refresh_tokens (token_hash, session_id, created_at, expires_at) values (?, ?, ?, ?)', [sha256(token), sessionId, now, expiresAt]);
-}
-
-async function revokeSessionRow(em: EntityManager, sessionId: string, reason: RevokeReason, now: Date): Promise<number> {
-  return sqlRun(em, 'update sessions set revoked_at = ?, revoked_reason = ? where id = ? and revoked_at is null', [now, reason, sessionId]);
-}
-
 /** Revokes one session by its public id; returns whether a live one was revoked. */
-export async function revokeSession(em: EntityManager, deps: Deps, sessionId: string, reason: RevokeReason): Promise<boolean> {
-  return (await revokeSessionRow(em, sessionId, reason, deps.clock.now())) > 0;
+export async function revokeSession({ em, clock }: { em: EntityManager; clock: Clock }, sessionId: string, reason: store.RevokeReason): Promise<boolean> {
+  return store.revokeSession(em, sessionId, reason, clock.now());
 }
 
 /** Revokes every live session of a user, optionally keeping one (the caller's own). */
-export async function revokeUserSessions(em: EntityManager, deps: Deps, userId: string, reason: RevokeReason, keepSessionId?: string): Promise<number> {
-  return sqlRun(em, 'update sessions set revoked_at = ?, revoked_reason = ? where user_id = ? and revoked_at is null and id <> ?', [
-    deps.clock.now(),
-    reason,
-    userId,
-    keepSessionId ?? '',
-  ]);
+export async function revokeUserSessions(
+  { em, clock }: { em: EntityManager; clock: Clock },
+  userId: string,
+  reason: store.RevokeReason,
+  keepSessionId?: string,
+): Promise<number> {
+  return store.revokeUserSessions(em, userId, reason, clock.now(), keepSessionId);
 }
 
 /** Revokes the session an access token belongs to (logout); unknown tokens are ignored. */
-export async function revokeByToken(em: EntityManager, deps: Deps, accessToken: string): Promise<void> {
+export async function revokeByToken({ em, clock }: { em: EntityManager; clock: Clock }, accessToken: string): Promise<void> {
   // Not lucia's invalidateSession: the adapter's deleteSession is also lucia's expiry hook, which must not revoke.
-  await sqlRun(em, `update sessions set revoked_at = ?, revoked_reason = 'logout' where token_hash = ? and revoked_at is null`, [
-    deps.clock.now(),
-    sha256(accessToken),
-  ]);
+  await store.revokeSessionByTokenHash(em, sha256(accessToken), 'logout', clock.now());
 }
 
 /**
  * Gives an existing session new tokens while keeping its id (after a password change); its earlier
  * refresh tokens are dropped, so presenting one is simply unknown (1000).
  */
-export async function reissueTokens(em: EntityManager, deps: Deps, sessionId: string): Promise<IssuedSession> {
-  const [session] = await sqlRows<{ absolute_expires_at: Date }>(em, 'select absolute_expires_at from sessions where id = ? for update', [sessionId]);
+export async function reissueTokens(
+  { em, clock, config }: { em: EntityManager; clock: Clock; config: SessionSettings },
+  sessionId: string,
+): Promise<IssuedSession> {
+  const session = await store.lockSession(em, sessionId);
   if (!session) throw ApiError.unauthorized();
-  await sqlRun(em, 'delete from refresh_tokens where session_id = ? and used_at is null', [sessionId]);
-  return replaceTokens(em, deps, sessionId, new Date(session.absolute_expires_at), deps.clock.now());
+  await store.deleteUnusedRefreshTokens(em, sessionId);
+  return replaceTokens(em, config, sessionId, session.absoluteExpiresAt, clock.now());
 }
 
 /** New access and refresh tokens for a locked session, never past its absolute lifetime. */
-async function replaceTokens(em: EntityManager, deps: Deps, sessionId: string, absoluteExpiresAt: Date, now: Date): Promise<IssuedSession> {
+async function replaceTokens(em: EntityManager, config: SessionSettings, sessionId: string, absoluteExpiresAt: Date, now: Date): Promise<IssuedSession> {
   const absolute = absoluteExpiresAt.getTime();
   const accessToken = newToken(32);
   const refreshToken = newToken(32);
-  const expiresAt = new Date(Math.min(now.getTime() + deps.config.accessTokenTtl * 1000, absolute));
-  const refreshExpiresAt = new Date(Math.min(now.getTime() + deps.config.refreshTokenTtl * 1000, absolute));
-  await sqlRun(em, 'update sessions set token_hash = ?, expires_at = ?, refresh_expires_at = ?, last_active_at = ? where id = ?', [
-    sha256(accessToken),
-    expiresAt,
-    refreshExpiresAt,
-    now,
-    sessionId,
-  ]);
-  await insertRefreshToken(em, sessionId, refreshToken, now, refreshExpiresAt);
+  const expiresAt = new Date(Math.min(now.getTime() + config.accessTokenTtl * 1000, absolute));
+  const refreshExpiresAt = new Date(Math.min(now.getTime() + config.refreshTokenTtl * 1000, absolute));
+  await store.setSessionToken(em, sessionId, { tokenHash: sha256(accessToken), expiresAt, refreshExpiresAt, lastActiveAt: now });
+  await store.insertRefreshToken(em, { tokenHash: sha256(refreshToken), sessionId, createdAt: now, expiresAt: refreshExpiresAt });
   return issued(sessionId, accessToken, refreshToken, now, expiresAt, refreshExpiresAt);
 }
 
-/** What a client gets for new tokens: the tokens, a fresh CSRF token, and their lifetimes in seconds. */
 function issued(sessionId: string, accessToken: string, refreshToken: string, now: Date, expiresAt: Date, refreshExpiresAt: Date): IssuedSession {
   return {
     sessionId,

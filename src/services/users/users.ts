@@ -1,103 +1,121 @@
 // User administration: list, read, create, change the role, delete (revoking the user's sessions with it).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import type { Actor, Deps } from '../../context/index.ts';
-import { sqlRun } from '../../db/sql.ts';
+import type { Clock } from '../../context/deps.ts';
+import type { Actor } from '../../context/index.ts';
 import { ApiError } from '../../errors.ts';
-import { insertUser, uniqueViolation } from '../auth/accounts.ts';
-import type { Role } from '../auth/guards.ts';
+import type { ListUsersInput, UserResponse } from '../../routers/users/schemas.ts';
+import { createAccount } from '../auth/accounts.ts';
+import type { Role } from '../auth/roles.ts';
 import { revokeUserSessions } from '../auth/sessions.ts';
 import { assertIfMatch } from '../etag.ts';
 import { DEFAULT_PAGE_SIZE, decodeCursor, toPage, type Pagination } from '../pagination.ts';
-import { assertNotLastOwner, lockOwners } from './orgRoles.ts';
-import { findUserView, isUserId, iso, lockUserView, userPageRows, type UserView } from './views.ts';
+import { assertNotLastOwner, summariseGrants } from './grants.ts';
+import * as store from './store.ts';
 
 export const USERS_LIST = 'users';
 
-const UserPosition = z.tuple([z.iso.datetime({ precision: 3 }), z.string().refine(isUserId)]);
+// User ids are UUIDs; anything else can name no user, and must not reach a uuid cast (that would be a 500).
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export async function listUsers(
-  em: EntityManager,
-  deps: Deps,
-  input: { cursor?: string | null | undefined; limit?: number | null | undefined },
-): Promise<{ items: UserView[]; pagination: Pagination }> {
-  const limit = input.limit ?? DEFAULT_PAGE_SIZE;
-  let after: { createdAt: string; id: string } | null = null;
-  if (input.cursor) {
-    // Signed, so only our own positions get here; the shape check keeps a future format change from reaching SQL.
-    const position = UserPosition.safeParse(decodeCursor(deps.secret, USERS_LIST, input.cursor));
-    if (!position.success) throw ApiError.badRequest('query.cursor: invalid or expired cursor');
-    after = { createdAt: position.data[0], id: position.data[1] };
-  }
-  const rows = await userPageRows(em, after, limit + 1);
-  return toPage(rows, { limit, secret: deps.secret, list: USERS_LIST, positionOf: (u) => [u.created_at, u.id], toItem: (u) => u });
+export function isUserId(id: string): boolean {
+  return UUID.test(id);
 }
 
-export async function getUser(em: EntityManager, _deps: Deps, input: { user_id: string }): Promise<UserView> {
-  const view = await findUserView(em, input.user_id);
-  if (!view) throw ApiError.notFound('user not found');
-  return view;
-}
-
-export async function createUser(
-  em: EntityManager,
-  deps: Deps,
-  _actor: Actor,
-  input: { username: string; password: string; role: Role },
-): Promise<UserView> {
-  // A CEO is calling, so one exists; the partial unique index would refuse a second one anyway.
-  if (input.role === 'ceo') throw ApiError.conflict('there is already a CEO; a second one cannot be created');
-  // insertUser maps the username_key unique index to 409/4001, so a concurrent duplicate loses in the database.
-  const row = await insertUser(em, deps, { username: input.username, password: input.password, role: input.role, mustChangePassword: true });
+/** The one mapping from a stored user to the wire, in the schema's key order (an ETag computed here equals GET's). */
+export function toUserResponse(user: store.UserWithGrants): UserResponse {
+  const { orgRoles, scopedDepartments } = summariseGrants(user.grants);
   return {
-    id: row.id,
-    username: row.username,
-    role: row.role,
-    must_change_password: row.must_change_password,
-    org_roles: [],
-    scoped_departments: [],
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
+    id: user.id,
+    username: user.username,
+    role: user.role,
+    must_change_password: user.mustChangePassword,
+    org_roles: orgRoles,
+    scoped_departments: scopedDepartments,
+    created_at: user.createdAt.toISOString(),
+    updated_at: user.updatedAt.toISOString(),
   };
 }
 
+async function findUserResponse(em: EntityManager, id: string): Promise<UserResponse | undefined> {
+  if (!isUserId(id)) return undefined;
+  const user = await store.findUserWithGrants(em, id);
+  return user && toUserResponse(user);
+}
+
+/**
+ * Locks the user's row for the rest of the transaction, then reads the representation. Every mutation of a
+ * user takes this lock first, so org-role changes, role changes and deletion of one user are serialised and
+ * If-Match is compared with what is really there. The read is a separate statement on purpose: under READ
+ * COMMITTED it gets a fresh snapshot after the lock wait, which a subquery of the locking statement would not.
+ */
+export async function lockUserResponse(tx: EntityManager, id: string): Promise<UserResponse> {
+  if (!isUserId(id) || !(await store.lockUser(tx, id))) throw ApiError.notFound('user not found');
+  const user = await findUserResponse(tx, id);
+  if (!user) throw ApiError.notFound('user not found');
+  return user;
+}
+
+const UserPosition = z.tuple([z.iso.datetime({ precision: 3 }), z.string().refine(isUserId)]);
+
+export async function listUsers({ em, secret }: { em: EntityManager; secret: Buffer }, input: ListUsersInput): Promise<{ items: UserResponse[]; pagination: Pagination }> {
+  const limit = input.limit ?? DEFAULT_PAGE_SIZE;
+  let after: { createdAt: Date; id: string } | null = null;
+  if (input.cursor) {
+    // Signed, so only our own positions get here; the shape check keeps a future format change from reaching SQL.
+    const position = UserPosition.safeParse(decodeCursor(secret, USERS_LIST, input.cursor));
+    if (!position.success) throw ApiError.badRequest('query.cursor: invalid or expired cursor');
+    after = { createdAt: new Date(position.data[0]), id: position.data[1] };
+  }
+  const users = await store.userPage(em, after, limit + 1);
+  return toPage(users, { limit, secret, list: USERS_LIST, positionOf: (u) => [u.createdAt.toISOString(), u.id], toItem: toUserResponse });
+}
+
+export async function getUser({ em }: { em: EntityManager }, input: { user_id: string }): Promise<UserResponse> {
+  const user = await findUserResponse(em, input.user_id);
+  if (!user) throw ApiError.notFound('user not found');
+  return user;
+}
+
+export async function createUser(
+  { em, clock }: { em: EntityManager; clock: Clock },
+  input: { username: string; password: string; role: Role },
+): Promise<UserResponse> {
+  // A CEO is calling, so one exists; the partial unique index would refuse a second one anyway.
+  if (input.role === 'ceo') throw ApiError.conflict('there is already a CEO; a second one cannot be created');
+  // The username_key unique index decides duplicates (409/4001 through errors.ts), so a concurrent one loses in the database.
+  const user = await createAccount({ em, clock }, { ...input, mustChangePassword: true });
+  return toUserResponse({ ...user, grants: [] });
+}
+
 export async function updateUserRole(
-  em: EntityManager,
-  deps: Deps,
-  _actor: Actor,
+  { em, clock }: { em: EntityManager; clock: Clock },
   input: { user_id: string; role: Role; ifMatch?: string | undefined },
-): Promise<UserView> {
+): Promise<UserResponse> {
   return em.transactional(async (tx) => {
-    const current = await lockUserView(tx, input.user_id);
+    const current = await lockUserResponse(tx, input.user_id);
     assertIfMatch(input.ifMatch, current);
     // Setting the role a user already has changes nothing, so it is not a conflict and bumps no timestamp.
     if (current.role === input.role) return current;
     if (current.role === 'ceo') throw ApiError.conflict("the CEO's role cannot be changed");
     if (input.role === 'ceo') throw ApiError.conflict('there is already a CEO; a second one cannot be made');
-    try {
-      await sqlRun(tx, 'update users set role = ?, updated_at = ? where id = ?', [input.role, deps.clock.now(), input.user_id]);
-    } catch (error) {
-      throw uniqueViolation(error) ?? error;
-    }
-    return lockUserView(tx, input.user_id);
+    await store.setUserRole(tx, input.user_id, input.role, clock.now());
+    return lockUserResponse(tx, input.user_id);
   });
 }
 
 export async function deleteUser(
-  em: EntityManager,
-  deps: Deps,
-  actor: Actor,
+  { em, clock, actor }: { em: EntityManager; clock: Clock; actor: Actor },
   input: { user_id: string; ifMatch?: string | undefined },
 ): Promise<void> {
   await em.transactional(async (tx) => {
-    const current = await lockUserView(tx, input.user_id);
+    const current = await lockUserResponse(tx, input.user_id);
     assertIfMatch(input.ifMatch, current);
     if (current.id === actor.userId) throw ApiError.conflict('you cannot delete your own account');
     if (current.role === 'ceo') throw ApiError.conflict('the CEO cannot be deleted');
-    if (current.org_roles.includes('owner')) assertNotLastOwner(await lockOwners(tx), current.id, 'cannot delete the last owner');
-    await sqlRun(tx, 'delete from user_org_roles where user_id = ?', [current.id]);
-    await sqlRun(tx, 'delete from users where id = ?', [current.id]);
+    if (current.org_roles.includes('owner')) assertNotLastOwner(await store.lockOwners(tx), current.id, 'cannot delete the last owner');
+    await store.deleteUser(tx, current.id);
     // Same transaction: the deletion and the end of every session of the user commit together.
-    await revokeUserSessions(tx, deps, current.id, 'user_deleted');
+    await revokeUserSessions({ em: tx, clock }, current.id, 'user_deleted');
   });
 }

@@ -1,14 +1,14 @@
-// The three session cookies with their exact attributes (CONTRACT §3.2), set and cleared on any transport.
+// The three session cookies with their exact attributes (CONTRACT §3.2), written through the response sink of any transport.
 import type { Config } from '../../config.ts';
+import { COOKIE_NAMES } from '../../context/cookieNames.ts';
 import type { ResponseSink } from '../../context/index.ts';
-import { COOKIE_NAMES } from '../../context/fromFastify.ts';
-import type { IssuedSession } from './sessions.ts';
+import type { IssuedSession } from '../../services/auth/sessions.ts';
 
 export const REFRESH_COOKIE_PATH = '/api/v1/auth/refresh';
 
 type CookieValues = { access: string; csrf: string; refresh: string; accessMaxAge: number; refreshMaxAge: number };
 
-function writeCookies(sink: ResponseSink, config: Config, v: CookieValues): void {
+function writeCookies(sink: ResponseSink, config: Pick<Config, 'cookieSecure'>, v: CookieValues): void {
   const base = { sameSite: 'strict', secure: config.cookieSecure } as const;
   sink.setCookie(COOKIE_NAMES.session, v.access, { ...base, path: '/api', httpOnly: true, maxAge: v.accessMaxAge });
   // Readable by the page's script on purpose: it echoes the value in X-CSRF-Token (double submit).
@@ -16,16 +16,19 @@ function writeCookies(sink: ResponseSink, config: Config, v: CookieValues): void
   sink.setCookie(COOKIE_NAMES.refresh, v.refresh, { ...base, path: REFRESH_COOKIE_PATH, httpOnly: true, maxAge: v.refreshMaxAge });
 }
 
-export function setSessionCookies(sink: ResponseSink, config: Config, issued: IssuedSession): void {
+/** Hands newly issued tokens to the client as cookies. */
+export function setSessionCookies(sink: ResponseSink, config: Pick<Config, 'cookieSecure'>, tokens: IssuedSession): void {
   writeCookies(sink, config, {
-    access: issued.accessToken,
-    csrf: issued.csrfToken,
-    refresh: issued.refreshToken,
-    accessMaxAge: issued.expiresIn,
-    refreshMaxAge: issued.refreshExpiresIn,
+    access: tokens.accessToken,
+    csrf: tokens.csrfToken,
+    refresh: tokens.refreshToken,
+    accessMaxAge: tokens.expiresIn,
+    refreshMaxAge: tokens.refreshExpiresIn,
   });
 }
 
-export function clearSessionCookies(sink: ResponseSink, config: Config): void {
+/** Logout: expires all three cookies and asks the browser to drop the site's cookies. */
+export function clearSessionCookies(sink: ResponseSink, config: Pick<Config, 'cookieSecure'>): void {
   writeCookies(sink, config, { access: '', csrf: '', refresh: '', accessMaxAge: 0, refreshMaxAge: 0 });
+  sink.setHeader('Clear-Site-Data', '"cookies"');
 }

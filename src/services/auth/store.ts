@@ -1,0 +1,219 @@
+// The sessions, refresh_tokens and ws_tickets tables: the only module that reads or writes them.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql, type CompiledQuery, type InferResult, type Insertable } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { kysely, type DB, type Stored } from '../../db/kysely.ts';
+
+export type StoredSession = Stored<'sessions'>;
+
+export type RevokeReason = 'logout' | 'revoked' | 'evicted' | 'password_change' | 'user_deleted' | 'refresh_reuse';
+
+/**
+ * Sessions created by a login may be committed without waiting for the WAL flush: an operating-system
+ * crash can at worst lose a just-issued session (its owner signs in again), never half of one. That wait
+ * was most of a login's database time. Revocations keep full durability.
+ */
+export async function relaxCommitDurability(tx: EntityManager): Promise<void> {
+  // SET has no query-builder form.
+  await sql`set local synchronous_commit = off`.execute(kysely(tx));
+}
+
+/**
+ * The hot path, run by every authenticated request: one indexed query (token hash → session → user, a left
+ * join, so a deleted user's revoked session still answers), with the user's org roles as one JSON subquery
+ * on their primary key, so an authenticated request needs no second query.
+ */
+function sessionLookup(em: EntityManager, tokenHash: string) {
+  return kysely(em)
+    .selectFrom('sessions as s')
+    .leftJoin('users as u', 'u.id', 's.userId')
+    .select(['s.id', 's.userId', 's.expiresAt', 's.lastActiveAt', 's.revokedAt', 'u.username', 'u.role', 'u.mustChangePassword'])
+    .select((eb) =>
+      jsonArrayFrom(
+        eb
+          .selectFrom('user_org_roles as r')
+          // Aliased: inside JSON the ORM plugin cannot map a column back to its property name.
+          .select(['r.role as role', 'r.scopedDepartments as scopedDepartments'])
+          .whereRef('r.userId', '=', 's.userId')
+          .orderBy('r.role'),
+      ).as('grants'),
+    )
+    .where('s.tokenHash', '=', tokenHash);
+}
+
+export type SessionLookup = InferResult<ReturnType<typeof sessionLookup>>[number];
+
+/**
+ * Building the statement and the ORM plugin's pass over it cost more CPU than running it (measured: about
+ * two thirds of an authenticated request's query time), so it is compiled once per process, from the entity
+ * metadata alone, and each request runs it with its token's hash. The compiled query keeps its id, under
+ * which the plugin still converts the result (Dates as Dates, property names).
+ */
+let compiledSessionLookup: CompiledQuery<SessionLookup> | undefined;
+
+export async function findSessionByTokenHash(em: EntityManager, tokenHash: string): Promise<SessionLookup | undefined> {
+  compiledSessionLookup ??= sessionLookup(em, '').compile();
+  const query: CompiledQuery<SessionLookup> = { ...compiledSessionLookup, parameters: [tokenHash] };
+  const { rows } = await kysely(em).executeQuery(query);
+  return rows[0];
+}
+
+export async function insertSession(em: EntityManager, session: Insertable<DB['sessions']>): Promise<void> {
+  await kysely(em).insertInto('sessions').values(session).execute();
+}
+
+/** Moves an access token's expiry, never past the session's absolute lifetime or its refresh window. */
+export async function extendSession(em: EntityManager, tokenHash: string, expiresAt: Date): Promise<void> {
+  await kysely(em)
+    .updateTable('sessions')
+    .set((eb) => ({ expiresAt: eb.fn<Date>('least', [eb.val(expiresAt), eb.ref('absoluteExpiresAt'), eb.ref('refreshExpiresAt')]) }))
+    .where('tokenHash', '=', tokenHash)
+    .where('revokedAt', 'is', null)
+    .execute();
+}
+
+export async function touchSession(em: EntityManager, id: string, now: Date): Promise<void> {
+  await kysely(em).updateTable('sessions').set({ lastActiveAt: now }).where('id', '=', id).execute();
+}
+
+/** Revokes the user's live sessions beyond the newest `keep` (the per-user cap makes room for one more). */
+export async function evictSessionsBeyond(em: EntityManager, userId: string, keep: number, now: Date): Promise<void> {
+  await kysely(em)
+    .updateTable('sessions')
+    .set({ revokedAt: now, revokedReason: 'evicted' })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('sessions')
+        .select('id')
+        .where('userId', '=', userId)
+        .where('revokedAt', 'is', null)
+        .where('refreshExpiresAt', '>', now)
+        .orderBy('createdAt', 'desc')
+        .orderBy('id', 'desc')
+        .offset(keep),
+    )
+    .execute();
+}
+
+/** Revokes one session unless it already is; returns whether it was live. */
+export async function revokeSession(em: EntityManager, id: string, reason: RevokeReason, now: Date): Promise<boolean> {
+  const result = await kysely(em)
+    .updateTable('sessions')
+    .set({ revokedAt: now, revokedReason: reason })
+    .where('id', '=', id)
+    .where('revokedAt', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Revokes every unrevoked session of a user, optionally keeping one; returns how many. */
+export async function revokeUserSessions(em: EntityManager, userId: string, reason: RevokeReason, now: Date, keepSessionId?: string): Promise<number> {
+  let query = kysely(em).updateTable('sessions').set({ revokedAt: now, revokedReason: reason }).where('userId', '=', userId).where('revokedAt', 'is', null);
+  if (keepSessionId !== undefined) query = query.where('id', '<>', keepSessionId);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export async function revokeSessionByTokenHash(em: EntityManager, tokenHash: string, reason: RevokeReason, now: Date): Promise<void> {
+  await kysely(em).updateTable('sessions').set({ revokedAt: now, revokedReason: reason }).where('tokenHash', '=', tokenHash).where('revokedAt', 'is', null).execute();
+}
+
+/** Locks a session row for a token change until the transaction ends. */
+export async function lockSession(em: EntityManager, id: string) {
+  return kysely(em).selectFrom('sessions').select(['id', 'userId', 'revokedAt', 'absoluteExpiresAt']).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** Replaces the session's access token (its hash) and lifetimes after a rotation. */
+export async function setSessionToken(
+  em: EntityManager,
+  id: string,
+  token: { tokenHash: string; expiresAt: Date; refreshExpiresAt: Date; lastActiveAt: Date },
+): Promise<void> {
+  await kysely(em).updateTable('sessions').set(token).where('id', '=', id).execute();
+}
+
+/** Live sessions (not revoked, still refreshable) with their user's name, newest first; all users' when `userId` is null. */
+export async function liveSessions(em: EntityManager, now: Date, userId: string | null) {
+  let query = kysely(em)
+    .selectFrom('sessions as s')
+    .leftJoin('users as u', 'u.id', 's.userId')
+    .select(['s.id', 's.userId', 'u.username', 's.ipAddress', 's.userAgent', 's.createdAt', 's.lastActiveAt', 's.expiresAt'])
+    .where('s.revokedAt', 'is', null)
+    .where('s.refreshExpiresAt', '>', now);
+  if (userId !== null) query = query.where('s.userId', '=', userId);
+  return query.orderBy('s.createdAt', 'desc').orderBy('s.id', 'desc').execute();
+}
+
+export type LiveSession = Awaited<ReturnType<typeof liveSessions>>[number];
+
+/** The owner of a live session, if the session is live. */
+export async function findLiveSessionOwner(em: EntityManager, id: string, now: Date): Promise<string | undefined> {
+  const row = await kysely(em)
+    .selectFrom('sessions')
+    .select('userId')
+    .where('id', '=', id)
+    .where('revokedAt', 'is', null)
+    .where('refreshExpiresAt', '>', now)
+    .executeTakeFirst();
+  return row?.userId;
+}
+
+/** Unrevoked sessions of a user (lucia's getUserSessions). */
+export async function unrevokedSessionsOf(em: EntityManager, userId: string) {
+  return kysely(em).selectFrom('sessions').select(['id', 'expiresAt', 'lastActiveAt']).where('userId', '=', userId).where('revokedAt', 'is', null).execute();
+}
+
+export async function deleteSessionsEndedBefore(em: EntityManager, now: Date): Promise<void> {
+  await kysely(em).deleteFrom('sessions').where('absoluteExpiresAt', '<', now).execute();
+}
+
+export async function insertRefreshToken(em: EntityManager, token: Insertable<DB['refresh_tokens']>): Promise<void> {
+  await kysely(em).insertInto('refresh_tokens').values(token).execute();
+}
+
+export async function lockRefreshToken(em: EntityManager, tokenHash: string) {
+  return kysely(em).selectFrom('refresh_tokens').select(['sessionId', 'expiresAt', 'usedAt']).where('tokenHash', '=', tokenHash).forUpdate().executeTakeFirst();
+}
+
+export async function markRefreshTokenUsed(em: EntityManager, tokenHash: string, now: Date): Promise<void> {
+  await kysely(em).updateTable('refresh_tokens').set({ usedAt: now }).where('tokenHash', '=', tokenHash).execute();
+}
+
+/** Drops a session's unused refresh tokens (a used one must stay to be recognised as a replay). */
+export async function deleteUnusedRefreshTokens(em: EntityManager, sessionId: string): Promise<void> {
+  await kysely(em).deleteFrom('refresh_tokens').where('sessionId', '=', sessionId).where('usedAt', 'is', null).execute();
+}
+
+export async function countPendingTickets(em: EntityManager, userId: string, now: Date): Promise<number> {
+  const row = await kysely(em)
+    .selectFrom('ws_tickets')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('userId', '=', userId)
+    .where('redeemedAt', 'is', null)
+    .where('expiresAt', '>', now)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function deleteExpiredTickets(em: EntityManager, userId: string, now: Date): Promise<void> {
+  await kysely(em).deleteFrom('ws_tickets').where('userId', '=', userId).where('expiresAt', '<=', now).execute();
+}
+
+export async function insertTicket(em: EntityManager, ticket: Insertable<DB['ws_tickets']>): Promise<void> {
+  await kysely(em).insertInto('ws_tickets').values(ticket).execute();
+}
+
+/** Marks a ticket redeemed in one compare-and-set statement, only while it is unused, unexpired and its session live. */
+export async function redeemTicket(em: EntityManager, ticketHash: string, now: Date) {
+  return kysely(em)
+    .updateTable('ws_tickets')
+    .set({ redeemedAt: now })
+    .where('ticketHash', '=', ticketHash)
+    .where('redeemedAt', 'is', null)
+    .where('expiresAt', '>', now)
+    .where((eb) =>
+      eb.exists(eb.selectFrom('sessions as s').select('s.id').whereRef('s.id', '=', 'ws_tickets.sessionId').where('s.revokedAt', 'is', null)),
+    )
+    .returning(['userId', 'sessionId'])
+    .executeTakeFirst();
+}

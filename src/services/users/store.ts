@@ -1,0 +1,103 @@
+// The users and user_org_roles tables: the only module that reads or writes them.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ExpressionBuilder, Insertable } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { kysely, type DB, type Stored } from '../../db/kysely.ts';
+import type { Role } from '../auth/roles.ts';
+import type { Grant, OrgRole } from './grants.ts';
+
+export type StoredUser = Stored<'users'>;
+/** A user with every org role it holds, read in the same statement. */
+export type UserWithGrants = StoredUser & { grants: Grant[] };
+
+/** The user's grants as a JSON array, so a user (or a page of them) costs one round trip. */
+function grantsOf(eb: ExpressionBuilder<DB, 'users'>) {
+  return jsonArrayFrom(
+    eb
+      .selectFrom('user_org_roles as r')
+      // Aliased: inside JSON the ORM plugin cannot map a column back to its property name.
+      .select(['r.role as role', 'r.scopedDepartments as scopedDepartments'])
+      .whereRef('r.userId', '=', 'users.id')
+      .orderBy('r.role'),
+  ).as('grants');
+}
+
+export async function insertUser(em: EntityManager, user: Insertable<DB['users']>): Promise<StoredUser> {
+  return kysely(em).insertInto('users').values(user).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findUser(em: EntityManager, id: string): Promise<StoredUser | undefined> {
+  return kysely(em).selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findUserWithGrants(em: EntityManager, id: string): Promise<UserWithGrants | undefined> {
+  return kysely(em).selectFrom('users').selectAll('users').select(grantsOf).where('users.id', '=', id).executeTakeFirst();
+}
+
+/** By the normalised login key (CONTRACT §3.4), with grants: a sign-in answers from this one read. */
+export async function findUserByKeyWithGrants(em: EntityManager, usernameKey: string): Promise<UserWithGrants | undefined> {
+  return kysely(em).selectFrom('users').selectAll('users').select(grantsOf).where('users.usernameKey', '=', usernameKey).executeTakeFirst();
+}
+
+export async function ceoExists(em: EntityManager): Promise<boolean> {
+  const row = await kysely(em).selectFrom('users').select('id').where('role', '=', 'ceo').limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Locks the user's row until the transaction ends; false when there is no such user. */
+export async function lockUser(em: EntityManager, id: string): Promise<boolean> {
+  const row = await kysely(em).selectFrom('users').select('id').where('id', '=', id).forUpdate().executeTakeFirst();
+  return row !== undefined;
+}
+
+/** One page in the order (created_at, id), starting after `after` when given. */
+export async function userPage(em: EntityManager, after: { createdAt: Date; id: string } | null, fetch: number): Promise<UserWithGrants[]> {
+  let query = kysely(em).selectFrom('users').selectAll('users').select(grantsOf);
+  if (after) query = query.where((eb) => eb(eb.refTuple('users.createdAt', 'users.id'), '>', eb.tuple(after.createdAt, after.id)));
+  return query.orderBy('users.createdAt').orderBy('users.id').limit(fetch).execute();
+}
+
+export async function setUserRole(em: EntityManager, id: string, role: Role, now: Date): Promise<void> {
+  await kysely(em).updateTable('users').set({ role, updatedAt: now }).where('id', '=', id).execute();
+}
+
+/** A new password chosen by the user: the initial-password flag goes with it. */
+export async function setPassword(em: EntityManager, id: string, passwordHash: string, now: Date): Promise<boolean> {
+  const result = await kysely(em).updateTable('users').set({ passwordHash, mustChangePassword: false, updatedAt: now }).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** The same password under new hashing parameters; not a change of the user, so updated_at stays. */
+export async function replacePasswordHash(em: EntityManager, id: string, passwordHash: string): Promise<void> {
+  await kysely(em).updateTable('users').set({ passwordHash }).where('id', '=', id).execute();
+}
+
+export async function touchUser(em: EntityManager, id: string, now: Date): Promise<void> {
+  await kysely(em).updateTable('users').set({ updatedAt: now }).where('id', '=', id).execute();
+}
+
+/** Deletes the user and its org roles (call inside a transaction). */
+export async function deleteUser(em: EntityManager, id: string): Promise<void> {
+  await kysely(em).deleteFrom('user_org_roles').where('userId', '=', id).execute();
+  await kysely(em).deleteFrom('users').where('id', '=', id).execute();
+}
+
+export async function insertGrant(em: EntityManager, grant: Insertable<DB['user_org_roles']>): Promise<void> {
+  await kysely(em).insertInto('user_org_roles').values(grant).execute();
+}
+
+/** Removes one org role; false when the user did not hold it. */
+export async function deleteGrant(em: EntityManager, userId: string, role: OrgRole): Promise<boolean> {
+  const result = await kysely(em).deleteFrom('user_org_roles').where('userId', '=', userId).where('role', '=', role).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/**
+ * Locks every `owner` row (in one order, so two removals cannot deadlock) and returns their user ids.
+ * A removal that waited for another one sees its deletion once it gets the lock, so of two concurrent
+ * removals of the last two owners the second finds one owner left and refuses.
+ */
+export async function lockOwners(em: EntityManager): Promise<string[]> {
+  const rows = await kysely(em).selectFrom('user_org_roles').select('userId').where('role', '=', 'owner').orderBy('userId').forUpdate().execute();
+  return rows.map((r) => r.userId);
+}
