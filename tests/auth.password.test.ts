@@ -69,11 +69,12 @@ describe('POST /auth/change-password: refusals', () => {
 
   it('none of the refusals changed the password', async () => {
     const own = await createUser(svc, { role: 'manager' });
-    for (const payload of [
+    const refused: Record<string, string>[] = [
       { current_password: 'not my password', new_password: NEW_PASSWORD },
       { current_password: own.password, new_password: 'a'.repeat(11) },
       { current_password: own.password, new_password: NEW_PASSWORD, username: 'x' },
-    ]) {
+    ];
+    for (const payload of refused) {
       expect((await change(own, payload)).statusCode).toBe(400);
     }
     expect((await login(own.username, own.password)).statusCode).toBe(200);

@@ -7,7 +7,11 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { InjectOptions } from 'fastify';
 import type { Clock } from '../src/context/deps.ts';
+import { RefreshToken } from '../src/db/entities/RefreshToken.ts';
+import { StageDecision } from '../src/db/entities/StageDecision.ts';
+import { User } from '../src/db/entities/User.ts';
 import { kysely } from '../src/db/kysely.ts';
 import { ormOptions } from '../src/db/ormConfig.ts';
 import { ApiError, ERROR_CODES, toApiError, toProblem, UNIQUE_VIOLATIONS } from '../src/errors.ts';
@@ -69,7 +73,7 @@ describe('unique violations → 409 through the UNIQUE_VIOLATIONS table', () => 
 
   it("the ORM's UniqueConstraintViolationException on the same constraint → 409/4001 \"username is already taken\"", async () => {
     const user = await createUser(svc);
-    const error = await failureOf(() => svc.db.orm.em.fork().insert('User', newUserRow(user.username)));
+    const error = await failureOf(() => svc.db.orm.em.fork().insert(User, newUserRow(user.username)));
     expect(error).toBeInstanceOf(UniqueConstraintViolationException);
     expect(toApiError(error)).toMatchObject({ errorCode: 4001, status: 409, detail: 'username is already taken' });
   });
@@ -80,7 +84,7 @@ describe('unique violations → 409 through the UNIQUE_VIOLATIONS table', () => 
     const first = await kysely(em).insertInto('users').values(newUserRow(`ceo_${randomUUID()}`, 'ceo')).execute().then(() => null, (e: unknown) => e);
     if (first !== null) expect(first).toMatchObject({ code: '23505', constraint: 'users_one_ceo' });
     const viaKysely = await failureOf(() => kysely(em).insertInto('users').values(newUserRow(`ceo_${randomUUID()}`, 'ceo')).execute());
-    const viaOrm = await failureOf(() => svc.db.orm.em.fork().insert('User', newUserRow(`ceo_${randomUUID()}`, 'ceo')));
+    const viaOrm = await failureOf(() => svc.db.orm.em.fork().insert(User, newUserRow(`ceo_${randomUUID()}`, 'ceo')));
     for (const error of [viaKysely, viaOrm]) {
       expect(error).toMatchObject({ code: '23505', constraint: 'users_one_ceo' });
       expect(toApiError(error)).toMatchObject({ errorCode: 4000, status: 409, detail: 'there is already a CEO' });
@@ -101,7 +105,7 @@ describe('unique violations → 409 through the UNIQUE_VIOLATIONS table', () => 
     const em = svc.db.orm.em.fork();
     const row = { taskId: `task-${randomUUID()}`, stageName: 'review', verdict: 'pass', reason: null, decidedById: user.id, decidedBy: user.username, decidedAt: now() };
     await kysely(em).insertInto('stage_decisions').values(row).execute();
-    const error = await failureOf(() => svc.db.orm.em.fork().insert('StageDecision', row));
+    const error = await failureOf(() => svc.db.orm.em.fork().insert(StageDecision, row));
     expect(error).toBeInstanceOf(UniqueConstraintViolationException);
     expect(toApiError(error)).toMatchObject({ errorCode: 4001, status: 409, detail: 'this stage has already been decided' });
   });
@@ -120,8 +124,8 @@ describe('unique violations → 409 through the UNIQUE_VIOLATIONS table', () => 
     // The ORM's wrapper around an entity's constraint that no client-facing rule names.
     expect(Object.keys(UNIQUE_VIOLATIONS)).not.toContain('refresh_tokens_pkey');
     const token = { tokenHash: randomUUID().replaceAll('-', ''), sessionId: 'none', createdAt: now(), expiresAt: now() };
-    await svc.db.orm.em.fork().insert('RefreshToken', token);
-    const wrapped = await failureOf(() => svc.db.orm.em.fork().insert('RefreshToken', token));
+    await svc.db.orm.em.fork().insert(RefreshToken, token);
+    const wrapped = await failureOf(() => svc.db.orm.em.fork().insert(RefreshToken, token));
     expect(wrapped).toBeInstanceOf(UniqueConstraintViolationException);
     expect(toApiError(wrapped)).toMatchObject({ errorCode: 4001, status: 409, detail: 'resource already exists' });
   });
@@ -133,14 +137,18 @@ async function terminatedMidQuery(run: () => Promise<unknown>, marker: string): 
   await admin.connect();
   try {
     const pending = failureOf(run);
-    for (let attempt = 0; attempt < 200; attempt++) {
-      const killed = await admin.query(
+    // Generous on a busy machine; the query itself would sleep longer than the test may run.
+    const deadline = Date.now() + 15_000;
+    let killed = 0;
+    while (killed === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const res = await admin.query(
         'select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and query like $1',
         [`%${marker}%`],
       );
-      if ((killed.rowCount ?? 0) > 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      killed = res.rowCount ?? 0;
     }
+    expect(killed).toBeGreaterThan(0);
     return await pending;
   } finally {
     await admin.end();
@@ -169,7 +177,8 @@ describe('a lost connection or a timeout → 503/8001, retryable, with the gener
   });
 
   it('no pooled connection free in time ("timeout exceeded when trying to connect"), through Kysely and through the ORM', async () => {
-    const orm = await MikroORM.init(ormOptions(svc.databaseUrl, { pool: { min: 0, max: 1 }, driverOptions: { connectionTimeoutMillis: 200 } }));
+    // One connection, and the service's own connection timeout (a shorter one could fail the holder's own connect on a busy machine).
+    const orm = await MikroORM.init(ormOptions(svc.databaseUrl, { pool: { min: 0, max: 1 } }));
     // The pool's only connection stays in this transaction until the test lets it go.
     const released = Promise.withResolvers<void>();
     const taken = Promise.withResolvers<void>();
@@ -179,9 +188,11 @@ describe('a lost connection or a timeout → 503/8001, retryable, with the gener
       await released.promise;
     });
     try {
-      await taken.promise;
+      // If the holder itself fails, fail here instead of waiting for it forever.
+      const ended = holding.then(() => 'ended' as const, () => 'failed' as const);
+      expect(await Promise.race([taken.promise.then(() => 'taken' as const), ended])).toBe('taken');
       const viaKysely = await failureOf(() => sql`select 1`.execute(kysely(orm.em.fork())));
-      const viaOrm = await failureOf(() => orm.em.fork().count('User'));
+      const viaOrm = await failureOf(() => orm.em.fork().count(User));
       for (const error of [viaKysely, viaOrm]) {
         expect(String(error)).toMatch(/timeout exceeded when trying to connect/);
         expect(problemOf(error)).toMatchObject({ status: 503, error_code: 8001, retryable: true, detail: GENERIC_503 });
@@ -199,7 +210,7 @@ describe('a lost connection or a timeout → 503/8001, retryable, with the gener
     const orm = await MikroORM.init(ormOptions(url.toString()));
     try {
       const viaKysely = await failureOf(() => sql`select 1`.execute(kysely(orm.em.fork())));
-      const viaOrm = await failureOf(() => orm.em.fork().count('User'));
+      const viaOrm = await failureOf(() => orm.em.fork().count(User));
       for (const error of [viaKysely, viaOrm]) {
         expect(problemOf(error)).toMatchObject({ status: 503, error_code: 8001, retryable: true, detail: GENERIC_503 });
       }
@@ -218,7 +229,8 @@ describe('a lost connection or a timeout → 503/8001, retryable, with the gener
       await admin.query('lock table sessions in access exclusive mode');
       const pending = svc.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { ...user.headers, ...PROBLEM } });
       let killed = 0;
-      for (let attempt = 0; attempt < 200 && killed === 0; attempt++) {
+      const deadline = Date.now() + 15_000;
+      while (killed === 0 && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 10));
         const res = await admin.query(
           `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
@@ -303,7 +315,7 @@ describe('anything else → 500/8000 with the generic detail; the real text neve
     });
     afterAll(() => own.close());
 
-    const failing = async (request: Parameters<TestService['app']['inject']>[0]) => {
+    const failing = async (request: InjectOptions) => {
       armed = true;
       try {
         return await own.app.inject(request);

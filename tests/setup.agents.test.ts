@@ -14,7 +14,7 @@ const hopper = {
   model_id: 'gemini-2.5-pro',
   department: 'security',
   budget_limit_monthly: 250.5,
-};
+} as const;
 
 // The shared database holds a full roster (0 Ada Lovelace, 1 Grace Hopper, 2..99 "Agent i") that the reading
 // and editing tests use; adding agents happens on databases of their own, so no test sees another's roster.
