@@ -9,5 +9,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    // Every run orders the tests inside each file at random (the seed is printed; rerun one with
+    // --sequence.seed=N), so a test that leans on another's leftovers fails here, not in a refactor.
+    // Files keep vitest's longest-first scheduling: each has its own database, so their order shares nothing.
+    sequence: { shuffle: { files: false, tests: true } },
   },
 });

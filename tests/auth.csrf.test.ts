@@ -5,10 +5,14 @@ import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser } from './helpers/users.ts';
 
 
+// Many sign-ins from one address; the per-operation login window is not what these tests are about.
+const ENV = { RATE_LIMIT_STORE: 'memory', RATE_LIMITS_ENABLED: 'false' };
+
 let svc: TestService;
 beforeAll(async () => {
-  // Many sign-ins from one address; the per-operation login window is not what these tests are about.
-  svc = await startTestService({ env: { RATE_LIMIT_STORE: 'memory', RATE_LIMITS_ENABLED: 'false' } });
+  svc = await startTestService({ env: ENV });
+  // The CEO every browser-like sign-in uses; each test signs in afresh.
+  await createUser(svc, { role: 'ceo', ...CEO });
 });
 afterAll(() => svc.close());
 
@@ -22,16 +26,21 @@ async function browserLogin(): Promise<Jar> {
   return jarOf(res);
 }
 
-// Runs first: setup is exempt, so stale cookies without a header do not stop it.
 describe('POST /auth/setup', () => {
   it('is exempt: cookies without X-CSRF-Token still set up the CEO', async () => {
-    const res = await svc.app.inject({
-      method: 'POST',
-      url: '/api/v1/auth/setup',
-      payload: CEO,
-      cookies: { session: 'S'.repeat(43), csrf_token: 'C'.repeat(43) },
-    });
-    expect(res.statusCode).toBe(201);
+    // Setup needs a database without users, so this test has its own.
+    const fresh = await startTestService({ env: ENV });
+    try {
+      const res = await fresh.app.inject({
+        method: 'POST',
+        url: '/api/v1/auth/setup',
+        payload: CEO,
+        cookies: { session: 'S'.repeat(43), csrf_token: 'C'.repeat(43) },
+      });
+      expect(res.statusCode).toBe(201);
+    } finally {
+      await fresh.close();
+    }
   });
 });
 

@@ -5,16 +5,20 @@ import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser } from './helpers/users.ts';
 
 
+// Per-operation limits (10 logins/min per IP) would mask the login throttle these tests are about;
+// RATE_LIMITS_ENABLED=false leaves the throttle on (CONTRACT §5).
+const ENV = { RATE_LIMIT_STORE: 'memory', RATE_LIMITS_ENABLED: 'false' };
+
 let svc: TestService;
 beforeAll(async () => {
-  // Per-operation limits (10 logins/min per IP) would mask the login throttle these tests are about;
-  // RATE_LIMITS_ENABLED=false leaves the throttle on (CONTRACT §5).
-  svc = await startTestService({ env: { RATE_LIMIT_STORE: 'memory', RATE_LIMITS_ENABLED: 'false' } });
+  svc = await startTestService({ env: ENV });
+  const res = await svc.app.inject({ method: 'POST', url: '/api/v1/auth/setup', payload: CEO });
+  expect(res.statusCode).toBe(201);
 });
 afterAll(() => svc.close());
 
-const login = (payload: unknown, opts: { ip?: string; headers?: Record<string, string>; cookies?: Record<string, string> } = {}) =>
-  svc.app.inject({
+const login = (payload: unknown, opts: { ip?: string; headers?: Record<string, string>; cookies?: Record<string, string> } = {}, service: TestService = svc) =>
+  service.app.inject({
     method: 'POST',
     url: '/api/v1/auth/login',
     payload: JSON.stringify(payload),
@@ -25,24 +29,24 @@ const login = (payload: unknown, opts: { ip?: string; headers?: Record<string, s
 
 const cookieValue = (res: Awaited<ReturnType<typeof login>>, name: string) => res.cookies.find((c) => c.name === name)?.value;
 
-// Runs first: the database has no CEO yet.
 describe('before first-run setup', () => {
   it('is 409/4000 "first-run setup has not been done", in both formats', async () => {
-    const envelope = await login(CEO);
-    expect(envelope.statusCode).toBe(409);
-    expect(envelope.json()).toMatchObject({ success: false, error: 'first-run setup has not been done', error_detail: { error_code: 4000 } });
-    const problem = await login(CEO, { headers: PROBLEM });
-    expect(problem.statusCode).toBe(409);
-    expect(problem.json()).toMatchObject({ status: 409, error_code: 4000, detail: 'first-run setup has not been done' });
+    // A database of its own: the file's shared one already has its CEO.
+    const fresh = await startTestService({ env: ENV });
+    try {
+      const envelope = await login(CEO, {}, fresh);
+      expect(envelope.statusCode).toBe(409);
+      expect(envelope.json()).toMatchObject({ success: false, error: 'first-run setup has not been done', error_detail: { error_code: 4000 } });
+      const problem = await login(CEO, { headers: PROBLEM }, fresh);
+      expect(problem.statusCode).toBe(409);
+      expect(problem.json()).toMatchObject({ status: 409, error_code: 4000, detail: 'first-run setup has not been done' });
+    } finally {
+      await fresh.close();
+    }
   });
 });
 
 describe('POST /auth/login', () => {
-  beforeAll(async () => {
-    const res = await svc.app.inject({ method: 'POST', url: '/api/v1/auth/setup', payload: CEO });
-    expect(res.statusCode).toBe(201);
-  });
-
   it('answers 200 with a CookieSessionResponse and the three cookies', async () => {
     const res = await login(CEO);
     expect(res.statusCode).toBe(200);
@@ -150,16 +154,14 @@ describe('username variants', () => {
 });
 
 describe('login throttling per (username, IP)', () => {
-  let user: Awaited<ReturnType<typeof createUser>>;
-  beforeAll(async () => {
-    user = await createUser(svc, { role: 'observer' });
-  });
-  const wrong = (ip: string) => login({ username: user.username, password: 'not the password' }, { ip, headers: PROBLEM });
-  const right = (ip: string, username = user.username) => login({ username, password: user.password }, { ip, headers: PROBLEM });
+  type User = Awaited<ReturnType<typeof createUser>>;
+  const wrong = (user: User, ip: string) => login({ username: user.username, password: 'not the password' }, { ip, headers: PROBLEM });
+  const right = (user: User, ip: string, username = user.username) => login({ username, password: user.password }, { ip, headers: PROBLEM });
 
   it('after 10 failures the 11th attempt is 429/5001 with retry_after and Retry-After, even with the right password', async () => {
-    for (let i = 0; i < 10; i++) expect((await wrong('10.3.0.1')).statusCode).toBe(401);
-    const refused = await right('10.3.0.1');
+    const user = await createUser(svc, { role: 'observer' });
+    for (let i = 0; i < 10; i++) expect((await wrong(user, '10.3.0.1')).statusCode).toBe(401);
+    const refused = await right(user, '10.3.0.1');
     expect(refused.statusCode).toBe(429);
     expect(refused.json()).toMatchObject({ status: 429, error_code: 5001, error_category: 'rate_limit', retryable: true });
     expect(refused.json().retry_after).toBeGreaterThanOrEqual(1);
@@ -171,20 +173,26 @@ describe('login throttling per (username, IP)', () => {
   });
 
   it('is matched on the normalised username (a case variant is the same counter)', async () => {
-    const refused = await right('10.3.0.1', user.username.toUpperCase());
+    const user = await createUser(svc, { role: 'observer' });
+    for (let i = 0; i < 10; i++) expect((await wrong(user, '10.3.0.5')).statusCode).toBe(401);
+    const refused = await right(user, '10.3.0.5', user.username.toUpperCase());
     expect(refused.json()).toMatchObject({ status: 429, error_code: 5001 });
   });
 
   it('does not lock the account from another IP', async () => {
-    const res = await right('10.3.0.2');
+    const user = await createUser(svc, { role: 'observer' });
+    for (let i = 0; i < 10; i++) expect((await wrong(user, '10.3.0.6')).statusCode).toBe(401);
+    expect((await right(user, '10.3.0.6')).statusCode).toBe(429);
+    const res = await right(user, '10.3.0.2');
     expect(res.statusCode).toBe(200);
   });
 
   it('a success resets the (username, IP) counter', async () => {
-    for (let i = 0; i < 9; i++) expect((await wrong('10.3.0.3')).statusCode).toBe(401);
-    expect((await right('10.3.0.3')).statusCode).toBe(200);
-    for (let i = 0; i < 10; i++) expect((await wrong('10.3.0.3')).statusCode).toBe(401);
-    expect((await wrong('10.3.0.3')).statusCode).toBe(429);
+    const user = await createUser(svc, { role: 'observer' });
+    for (let i = 0; i < 9; i++) expect((await wrong(user, '10.3.0.3')).statusCode).toBe(401);
+    expect((await right(user, '10.3.0.3')).statusCode).toBe(200);
+    for (let i = 0; i < 10; i++) expect((await wrong(user, '10.3.0.3')).statusCode).toBe(401);
+    expect((await wrong(user, '10.3.0.3')).statusCode).toBe(429);
   });
 
   it('concurrent wrong passwords get at most 10 verdicts; the rest are refused', async () => {

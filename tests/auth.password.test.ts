@@ -68,7 +68,17 @@ describe('POST /auth/change-password: refusals', () => {
   });
 
   it('none of the refusals changed the password', async () => {
-    expect((await login(user.username, user.password)).statusCode).toBe(200);
+    const own = await createUser(svc, { role: 'manager' });
+    const refused: Record<string, string>[] = [
+      { current_password: 'not my password', new_password: NEW_PASSWORD },
+      { current_password: own.password, new_password: 'a'.repeat(11) },
+      { current_password: own.password, new_password: NEW_PASSWORD, username: 'x' },
+    ];
+    for (const payload of refused) {
+      expect((await change(own, payload)).statusCode).toBe(400);
+    }
+    expect((await login(own.username, own.password)).statusCode).toBe(200);
+    expect((await login(own.username, NEW_PASSWORD)).statusCode).toBe(401);
   });
 });
 
@@ -112,15 +122,19 @@ describe('POST /auth/change-password: success', () => {
   });
 
   it('other users\' sessions are untouched', async () => {
+    const changer = await createUser(svc, { role: 'manager' });
     const bystander = await createUser(svc);
-    await change({ token: sessionCookie(res) }, { current_password: NEW_PASSWORD, new_password: `${NEW_PASSWORD}!` });
+    expect((await change(changer, { current_password: changer.password, new_password: NEW_PASSWORD })).statusCode).toBe(200);
     expect(await codeOf(bystander.token)).toBe(200);
   });
 
   it('login works with the new password only', async () => {
-    const old = await login(user.username, user.password);
+    // Its own user: a login adds a session, which the shared user's session list must not see.
+    const changer = await createUser(svc, { role: 'manager' });
+    expect((await change(changer, { current_password: changer.password, new_password: NEW_PASSWORD })).statusCode).toBe(200);
+    const old = await login(changer.username, changer.password);
     expect(old.statusCode).toBe(401);
-    expect((await login(user.username, `${NEW_PASSWORD}!`)).statusCode).toBe(200);
+    expect((await login(changer.username, NEW_PASSWORD)).statusCode).toBe(200);
   });
 });
 
@@ -161,6 +175,8 @@ describe('must_change_password', () => {
   });
 
   it('POST /auth/change-password works and lifts the gate at once', async () => {
+    // Its own user: the other tests need the gate still closed.
+    const user = await createUser(svc, { role: 'manager', mustChangePassword: true });
     const res = await change(user, { current_password: user.password, new_password: NEW_PASSWORD });
     expect(res.statusCode).toBe(200);
     expect(res.json().data.must_change_password).toBe(false);

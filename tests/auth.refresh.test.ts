@@ -8,6 +8,8 @@ const PROBLEM = { accept: 'application/problem+json' };
 let svc: TestService;
 beforeAll(async () => {
   svc = await startTestService({ env: { RATE_LIMIT_STORE: 'memory' } });
+  // Signing in (for a user's second session) needs first-run setup done.
+  await createUser(svc, { role: 'ceo' });
 });
 afterAll(() => svc.close());
 
@@ -79,9 +81,14 @@ describe('a successful refresh', () => {
   });
 
   it('the new refresh token rotates again', async () => {
-    const again = await refresh(tokensOf(res).refresh);
+    // Its own user: rotating again retires the access token the other tests here still use.
+    const own = await createUser(svc);
+    const first = await refresh(own.refreshToken);
+    expect(first.statusCode).toBe(200);
+    const again = await refresh(tokensOf(first).refresh);
     expect(again.statusCode).toBe(200);
-    expect(again.json().data.session_id).toBe(user.sessionId);
+    expect(again.json().data.session_id).toBe(own.sessionId);
+    expect(await codeOf(tokensOf(again).access)).toBe(200);
   });
 });
 
@@ -120,12 +127,32 @@ describe('replaying a used refresh token', () => {
   });
 
   it('leaves the user\'s other sessions alone', async () => {
-    const other = await createUser(svc);
-    const r = await refresh(other.refreshToken);
-    await refresh(other.refreshToken);
-    expect(await codeOf(tokensOf(r).access)).toBe(1002);
-    expect(await codeOf(user.token)).not.toBe(200);
-    expect(await codeOf((await createUser(svc)).token)).toBe(200);
+    // A user signed in twice, plus a bystander; the replay happens on the first session only.
+    const owner = await createUser(svc);
+    const secondLogin = await svc.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { username: owner.username, password: owner.password },
+      remoteAddress: `10.8.0.${(nextIp++ % 250) + 1}`,
+    });
+    expect(secondLogin.statusCode).toBe(200);
+    const second = tokensOf(secondLogin);
+    const bystander = await createUser(svc);
+
+    const rotated = await refresh(owner.refreshToken);
+    expect(rotated.statusCode).toBe(200);
+    const replayed = await refresh(owner.refreshToken, PROBLEM);
+    expect(replayed.json()).toMatchObject({ status: 401, error_code: 1002 });
+    expect(await codeOf(tokensOf(rotated).access)).toBe(1002);
+
+    // The same user's other session: its access token still works and its refresh token still rotates.
+    expect(await codeOf(second.access)).toBe(200);
+    const renewed = await refresh(second.refresh);
+    expect(renewed.statusCode).toBe(200);
+    expect(renewed.json().data.session_id).toBe(secondLogin.json().data.session_id);
+    expect(await codeOf(tokensOf(renewed).access)).toBe(200);
+    // Another user's session, likewise.
+    expect(await codeOf(bystander.token)).toBe(200);
   });
 });
 

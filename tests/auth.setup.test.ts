@@ -25,19 +25,22 @@ function setCookies(headers: OutgoingHttpHeaders): Map<string, SetCookie> {
   return out;
 }
 
+// The per-IP window of auth.setup (10/min) is the rate limiter's rule, not what these tests are about.
+const ENV = { RATE_LIMIT_STORE: 'memory', RATE_LIMITS_ENABLED: 'false' };
+
+const setupOn = (svc: TestService, payload: unknown, headers: Record<string, string> = {}) =>
+  svc.app.inject({ method: 'POST', url: '/api/v1/auth/setup', payload: JSON.stringify(payload), headers: { 'content-type': 'application/json', ...headers } });
+
 describe('POST /auth/setup on a fresh database', () => {
-  let svc: TestService;
-  beforeAll(async () => {
-    // The per-IP window of auth.setup (10/min) is the rate limiter's rule, not what these tests are about.
-    svc = await startTestService({ env: { RATE_LIMIT_STORE: 'memory', RATE_LIMITS_ENABLED: 'false' } });
-  });
-  afterAll(() => svc.close());
-
-  const setup = (payload: unknown, headers: Record<string, string> = {}) =>
-    svc.app.inject({ method: 'POST', url: '/api/v1/auth/setup', payload: JSON.stringify(payload), headers: { 'content-type': 'application/json', ...headers } });
-
-  // These run first, while no CEO exists: policy errors are only reachable before setup is done.
+  // Policy errors are only reachable before setup is done: these tests share a database that never gets a CEO.
   describe('invalid bodies', () => {
+    let svc: TestService;
+    beforeAll(async () => {
+      svc = await startTestService({ env: ENV });
+    });
+    afterAll(() => svc.close());
+    const setup = (payload: unknown, headers: Record<string, string> = {}) => setupOn(svc, payload, headers);
+
     it.each([
       ['a missing password', { username: 'ceo' }],
       ['a missing username', { password: PASSWORD }],
@@ -107,11 +110,15 @@ describe('POST /auth/setup on a fresh database', () => {
   });
 
   describe('success', () => {
-    let res: Awaited<ReturnType<typeof setup>>;
+    let svc: TestService;
+    let res: Awaited<ReturnType<typeof setupOn>>;
     beforeAll(async () => {
+      svc = await startTestService({ env: ENV });
       // Surrounding spaces and a decomposed "é": stored trimmed and NFC-normalised.
       res = await setup({ username: '  Rene\u0301 Ceo ', password: PASSWORD });
     });
+    afterAll(() => svc.close());
+    const setup = (payload: unknown, headers: Record<string, string> = {}) => setupOn(svc, payload, headers);
 
     it('answers 201 with a CookieSessionResponse for the new CEO', () => {
       expect(res.statusCode).toBe(201);

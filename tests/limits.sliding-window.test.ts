@@ -148,3 +148,51 @@ describe('configuration', () => {
     expect(() => new SlidingWindowLimiter({ store, limit: 5, windowSeconds: WINDOW_S })).toThrow(/duration/);
   });
 });
+
+describe('constructor checks', () => {
+  const storeFor = (windowSeconds: number, overrides: { points?: number; duration?: number } = {}) =>
+    new RateLimiterMemory({ ...slidingWindowStoreOptions(windowSeconds), ...overrides });
+
+  it('the store options keep two windows of counts and never refuse on their own', () => {
+    expect(slidingWindowStoreOptions(60)).toEqual({ points: 2_147_483_647, duration: 120 });
+    expect(slidingWindowStoreOptions(1)).toEqual({ points: 2_147_483_647, duration: 2 });
+  });
+
+  it('accepts the smallest configuration (limit 1, a 1 s window) and exposes limit and window', () => {
+    const limiter = new SlidingWindowLimiter({ store: storeFor(1), limit: 1, windowSeconds: 1 });
+    expect(limiter.limit).toBe(1);
+    expect(limiter.windowSeconds).toBe(1);
+  });
+
+  it.each([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY])('refuses limit %s with a RangeError naming it', (limit) => {
+    expect(() => new SlidingWindowLimiter({ store: storeFor(WINDOW_S), limit, windowSeconds: WINDOW_S })).toThrow(
+      new RangeError(`limit must be a positive integer, got ${limit}`),
+    );
+  });
+
+  it.each([0, -60, 0.5, 60.5, Number.NaN])('refuses windowSeconds %s with a RangeError naming it', (windowSeconds) => {
+    expect(() => new SlidingWindowLimiter({ store: storeFor(WINDOW_S), limit: 5, windowSeconds })).toThrow(
+      new RangeError(`windowSeconds must be a positive integer, got ${windowSeconds}`),
+    );
+  });
+
+  it('refuses a store that keeps counts for less than two windows, and takes one that keeps them exactly that long or longer', () => {
+    expect(() => new SlidingWindowLimiter({ store: storeFor(WINDOW_S, { duration: 2 * WINDOW_S - 1 }), limit: 5, windowSeconds: WINDOW_S })).toThrow(RangeError);
+    expect(() => new SlidingWindowLimiter({ store: storeFor(WINDOW_S, { duration: 2 * WINDOW_S }), limit: 5, windowSeconds: WINDOW_S })).not.toThrow();
+    expect(() => new SlidingWindowLimiter({ store: storeFor(WINDOW_S, { duration: 10 * WINDOW_S }), limit: 5, windowSeconds: WINDOW_S })).not.toThrow();
+  });
+
+  it('refuses a store that would refuse calls itself (fewer points than the counter needs)', () => {
+    const points = slidingWindowStoreOptions(WINDOW_S).points;
+    const refused = () => new SlidingWindowLimiter({ store: storeFor(WINDOW_S, { points: points - 1 }), limit: 5, windowSeconds: WINDOW_S });
+    expect(refused).toThrow(RangeError);
+    expect(refused).toThrow(`sliding window store needs points >= ${points} and duration >= ${2 * WINDOW_S} s (use slidingWindowStoreOptions)`);
+    // The limit itself is no substitute: a store with exactly `limit` points would refuse before the window does.
+    expect(() => new SlidingWindowLimiter({ store: storeFor(WINDOW_S, { points: 5 }), limit: 5, windowSeconds: WINDOW_S })).toThrow(RangeError);
+  });
+
+  it('checks the window against the store it is given: a store sized for a shorter window is refused', () => {
+    expect(() => new SlidingWindowLimiter({ store: storeFor(30), limit: 5, windowSeconds: 60 })).toThrow(/duration >= 120 s/);
+    expect(() => new SlidingWindowLimiter({ store: storeFor(120), limit: 5, windowSeconds: 60 })).not.toThrow();
+  });
+});

@@ -45,16 +45,29 @@ async function waitFor(status: number, deadlineMs: number) {
   }
 }
 
+/** Each test starts from the database state it needs, whatever the previous test left. */
+async function databaseUp(): Promise<void> {
+  if (server) return;
+  server = await startEmbeddedPostgres(dataDir, quiet, { port });
+  await waitFor(200, 10_000);
+}
+
+async function databaseDown(): Promise<void> {
+  await server?.stop();
+  server = undefined;
+}
+
 describe('GET /api/v1/readyz follows the database without a restart', () => {
   it('answers 200 while the database is up', async () => {
+    await databaseUp();
     const res = await readyz();
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toMatchObject({ status: 'ok', persistence: true });
   });
 
   it('answers 503/8001 "persistence unavailable" within 3 s of the database stopping', async () => {
-    await server?.stop();
-    server = undefined;
+    await databaseUp();
+    await databaseDown();
     const started = Date.now();
     const res = await readyz();
     expect(Date.now() - started).toBeLessThan(3000);
@@ -70,11 +83,14 @@ describe('GET /api/v1/readyz follows the database without a restart', () => {
   });
 
   it('keeps answering healthz 200 meanwhile (liveness needs no database)', async () => {
+    await databaseDown();
     const res = await svc.app.inject({ method: 'GET', url: '/api/v1/healthz' });
     expect(res.statusCode).toBe(200);
   });
 
   it('recovers to 200 by itself when the database comes back', async () => {
+    await databaseDown();
+    expect((await readyz()).statusCode).toBe(503);
     server = await startEmbeddedPostgres(dataDir, quiet, { port });
     const { res } = await waitFor(200, 10_000);
     expect(res.json().data).toMatchObject({ status: 'ok', persistence: true });

@@ -2,19 +2,48 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sender } from './helpers/http.ts';
 import type { TestService } from './helpers/service.ts';
-import { startWithCeoAndObserver, type TestUser } from './helpers/users.ts';
+import { startWithCeo, startWithCeoAndObserver, type TestUser } from './helpers/users.ts';
 
+const minimal = { name: 'Ada Lovelace', role: 'Backend Engineer', model_provider: 'openai', model_id: 'gpt-5-mini' };
+const hopper = {
+  name: 'Grace Hopper',
+  role: 'Head of Security',
+  level: 'director',
+  personality_preset: 'security_sentinel',
+  model_provider: 'google',
+  model_id: 'gemini-2.5-pro',
+  department: 'security',
+  budget_limit_monthly: 250.5,
+} as const;
+
+// The shared database holds a full roster (0 Ada Lovelace, 1 Grace Hopper, 2..99 "Agent i") that the reading
+// and editing tests use; adding agents happens on databases of their own, so no test sees another's roster.
 let svc: TestService;
 let ceo: TestUser;
 let observer: TestUser;
 beforeAll(async () => {
   ({ svc, ceo, observer } = await startWithCeoAndObserver());
+  await ceo.caller.setup.createAgent(minimal);
+  await ceo.caller.setup.createAgent(hopper);
+  // Ten at a time: a hundred at once could wait longer than the pool's connection timeout on a busy machine.
+  for (let next = 2; next < 100; next += 10) {
+    const batch = Array.from({ length: Math.min(10, 100 - next) }, (_, i) => next + i);
+    await Promise.all(batch.map((i) => ceo.caller.setup.createAgent({ ...minimal, name: `Agent ${String(i)}` })));
+  }
 });
 afterAll(() => svc.close());
 
 const send = sender(() => svc, () => ceo);
 
-const minimal = { name: 'Ada Lovelace', role: 'Backend Engineer', model_provider: 'openai', model_id: 'gpt-5-mini' };
+/** A service with an empty roster, for a test that adds agents; closed when `work` ends. */
+async function withEmptyRoster(work: (own: { svc: TestService; ceo: TestUser; send: ReturnType<typeof sender> }) => Promise<void>): Promise<void> {
+  const own = await startWithCeo();
+  try {
+    await work({ ...own, send: sender(() => own.svc, () => own.ceo) });
+  } finally {
+    await own.svc.close();
+  }
+}
 
 function expectError(res: { statusCode: number; json(): { error_detail: { error_code: number; detail: string } } }, status: number, code: number): string {
   expect(res.statusCode).toBe(status);
@@ -23,46 +52,52 @@ function expectError(res: { statusCode: number; json(): { error_detail: { error_
 }
 
 describe('POST /api/v1/setup/agent', () => {
+  // The refused adds run against a roster with room of their own, so a full roster is never what refuses them.
+  let svc: TestService;
+  let ceo: TestUser;
+  let observer: TestUser;
+  beforeAll(async () => {
+    ({ svc, ceo, observer } = await startWithCeoAndObserver());
+  });
+  afterAll(() => svc.close());
+  const send = sender(() => svc, () => ceo);
+
   it('adds the first agent at index 0 with the documented defaults (201)', async () => {
-    const res = await send('POST', '/setup/agent', minimal);
-    expect(res.statusCode).toBe(201);
-    expect(res.json().data).toEqual({
-      agent_index: 0,
-      name: 'Ada Lovelace',
-      role: 'Backend Engineer',
-      department: 'engineering',
-      model_provider: 'openai',
-      model_id: 'gpt-5-mini',
-    });
-    const listed = await send('GET', '/setup/agents');
-    expect(listed.json().data[0]).toEqual({
-      agent_index: 0,
-      name: 'Ada Lovelace',
-      role: 'Backend Engineer',
-      department: 'engineering',
-      level: 'mid',
-      model_provider: 'openai',
-      model_id: 'gpt-5-mini',
-      tier: 'medium',
-      personality_preset: 'pragmatic_builder',
+    await withEmptyRoster(async ({ send }) => {
+      const res = await send('POST', '/setup/agent', minimal);
+      expect(res.statusCode).toBe(201);
+      expect(res.json().data).toEqual({
+        agent_index: 0,
+        name: 'Ada Lovelace',
+        role: 'Backend Engineer',
+        department: 'engineering',
+        model_provider: 'openai',
+        model_id: 'gpt-5-mini',
+      });
+      const listed = await send('GET', '/setup/agents');
+      expect(listed.json().data[0]).toEqual({
+        agent_index: 0,
+        name: 'Ada Lovelace',
+        role: 'Backend Engineer',
+        department: 'engineering',
+        level: 'mid',
+        model_provider: 'openai',
+        model_id: 'gpt-5-mini',
+        tier: 'medium',
+        personality_preset: 'pragmatic_builder',
+      });
     });
   });
 
   it('takes every field and appends at the next index', async () => {
-    const res = await send('POST', '/setup/agent', {
-      name: 'Grace Hopper',
-      role: 'Head of Security',
-      level: 'director',
-      personality_preset: 'security_sentinel',
-      model_provider: 'google',
-      model_id: 'gemini-2.5-pro',
-      department: 'security',
-      budget_limit_monthly: 250.5,
+    await withEmptyRoster(async ({ ceo, send }) => {
+      expect((await send('POST', '/setup/agent', minimal)).statusCode).toBe(201);
+      const res = await send('POST', '/setup/agent', hopper);
+      expect(res.statusCode).toBe(201);
+      expect(res.json().data).toMatchObject({ agent_index: 1, department: 'security', model_provider: 'google' });
+      const summary = (await ceo.caller.setup.listAgents({})).items[1];
+      expect(summary).toMatchObject({ level: 'director', personality_preset: 'security_sentinel', tier: 'large' });
     });
-    expect(res.statusCode).toBe(201);
-    expect(res.json().data).toMatchObject({ agent_index: 1, department: 'security', model_provider: 'google' });
-    const summary = (await ceo.caller.setup.listAgents({})).items[1];
-    expect(summary).toMatchObject({ level: 'director', personality_preset: 'security_sentinel', tier: 'large' });
   });
 
   it.each([
@@ -94,15 +129,23 @@ describe('POST /api/v1/setup/agent', () => {
   });
 
   it('concurrent adds get distinct consecutive indices, and the 101st agent is 409/4000', async () => {
-    const before = (await ceo.caller.setup.listAgents({ limit: 200 })).items.length;
-    const results = await Promise.all(
-      Array.from({ length: 100 - before }, (_, i) => ceo.caller.setup.createAgent({ ...minimal, name: `Agent ${String(i)}` })),
-    );
-    expect(results.map((r) => r.agent_index).sort((a, b) => a - b)).toEqual(Array.from({ length: 100 - before }, (_, i) => before + i));
-    const over = await send('POST', '/setup/agent', minimal, ceo, { accept: 'application/problem+json' });
-    expect(over.statusCode).toBe(409);
-    expect(over.json()).toMatchObject({ status: 409, error_code: 4000, error_category: 'conflict' });
-    expect((await ceo.caller.setup.listAgents({ limit: 200 })).items).toHaveLength(100);
+    await withEmptyRoster(async ({ ceo, send }) => {
+      // Up to 85 in batches, then the last 15 at once: more at once than the pool has connections (20)
+      // would wait for one longer than its connect timeout on a busy machine, which is not what this tests.
+      for (let next = 0; next < 85; next += 10) {
+        await Promise.all(Array.from({ length: Math.min(10, 85 - next) }, (_, i) => ceo.caller.setup.createAgent({ ...minimal, name: `Early ${String(next + i)}` })));
+      }
+      const before = (await ceo.caller.setup.listAgents({ limit: 200 })).items.length;
+      expect(before).toBe(85);
+      const results = await Promise.all(
+        Array.from({ length: 100 - before }, (_, i) => ceo.caller.setup.createAgent({ ...minimal, name: `Agent ${String(i)}` })),
+      );
+      expect(results.map((r) => r.agent_index).sort((a, b) => a - b)).toEqual(Array.from({ length: 100 - before }, (_, i) => before + i));
+      const over = await send('POST', '/setup/agent', minimal, ceo, { accept: 'application/problem+json' });
+      expect(over.statusCode).toBe(409);
+      expect(over.json()).toMatchObject({ status: 409, error_code: 4000, error_category: 'conflict' });
+      expect((await ceo.caller.setup.listAgents({ limit: 200 })).items).toHaveLength(100);
+    });
   });
 });
 

@@ -100,9 +100,16 @@ describe('GET /api/v1/setup/name-locales/available', () => {
 
 describe('GET and PUT /api/v1/setup/name-locales', () => {
   it('reports ["__all__"] while nothing was chosen', async () => {
-    const res = await send('GET', '/setup/name-locales', undefined, observer);
-    expect(res.statusCode).toBe(200);
-    expect(res.json().data).toEqual({ locales: ['__all__'] });
+    // A database of its own: the other tests here choose locales.
+    const fresh = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' } });
+    try {
+      const reader = await createUser(fresh, { role: 'observer' });
+      const res = await fresh.app.inject({ method: 'GET', url: '/api/v1/setup/name-locales', headers: reader.headers });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().data).toEqual({ locales: ['__all__'] });
+    } finally {
+      await fresh.close();
+    }
   });
 
   it('PUT stores the chosen codes (200) and status reports has_name_locales', async () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findTemplate } from '../src/data/templates.ts';
 import { sender } from './helpers/http.ts';
 import type { TestService } from './helpers/service.ts';
-import { createUser, startWithCeoAndObserver, type TestUser } from './helpers/users.ts';
+import { createUser, startWithCeo, startWithCeoAndObserver, type TestUser } from './helpers/users.ts';
 
 let svc: TestService;
 let ceo: TestUser;
@@ -17,6 +17,16 @@ const send = sender(() => svc, () => ceo);
 
 const agent = (name: string) => ({ name, role: 'Engineer', model_provider: 'anthropic', model_id: 'claude-sonnet-4-5' });
 
+/** A service whose wizard has no company and no agents yet, for a test that needs that state; closed when `work` ends. */
+async function withNoCompany(work: (send: ReturnType<typeof sender>) => Promise<void>): Promise<void> {
+  const own = await startWithCeo();
+  try {
+    await work(sender(() => own.svc, () => own.ceo));
+  } finally {
+    await own.svc.close();
+  }
+}
+
 async function roster() {
   const res = await send('GET', '/setup/agents?limit=200');
   expect(res.statusCode).toBe(200);
@@ -25,22 +35,27 @@ async function roster() {
 
 describe('POST /api/v1/setup/company', () => {
   it('without a template and without agents creates the company (201) with an empty roster', async () => {
-    const res = await send('POST', '/setup/company', { company_name: 'Acme', description: 'We make anvils' });
-    expect(res.statusCode).toBe(201);
-    expect(res.json()).toEqual({
-      data: { company_name: 'Acme', description: 'We make anvils', template_applied: null, department_count: 0, agents: [], agent_count: 0 },
-      error: null,
-      error_detail: null,
-      success: true,
+    await withNoCompany(async (send) => {
+      const res = await send('POST', '/setup/company', { company_name: 'Acme', description: 'We make anvils' });
+      expect(res.statusCode).toBe(201);
+      expect(res.json()).toEqual({
+        data: { company_name: 'Acme', description: 'We make anvils', template_applied: null, department_count: 0, agents: [], agent_count: 0 },
+        error: null,
+        error_detail: null,
+        success: true,
+      });
+      const status = await send('GET', '/setup/status');
+      expect(status.json().data).toMatchObject({ has_company: true, has_agents: false, needs_setup: true });
     });
-    const status = await send('GET', '/setup/status');
-    expect(status.json().data).toMatchObject({ has_company: true, has_agents: false, needs_setup: true });
   });
 
   it('is repeatable before completion: the latest name and description win', async () => {
-    const res = await send('POST', '/setup/company', { company_name: 'Acme Two' });
-    expect(res.statusCode).toBe(201);
-    expect(res.json().data).toMatchObject({ company_name: 'Acme Two', description: null, template_applied: null });
+    await withNoCompany(async (send) => {
+      expect((await send('POST', '/setup/company', { company_name: 'Acme', description: 'We make anvils' })).statusCode).toBe(201);
+      const res = await send('POST', '/setup/company', { company_name: 'Acme Two' });
+      expect(res.statusCode).toBe(201);
+      expect(res.json().data).toMatchObject({ company_name: 'Acme Two', description: null, template_applied: null });
+    });
   });
 
   it('with a template replaces the roster with the template agents at positions 0..n-1', async () => {
@@ -60,6 +75,7 @@ describe('POST /api/v1/setup/company', () => {
   });
 
   it('a second template replaces the first one\'s roster', async () => {
+    expect((await send('POST', '/setup/company', { company_name: 'Acme', template_name: 'startup' })).statusCode).toBe(201);
     const res = await send('POST', '/setup/company', { company_name: 'Acme', template_name: 'solo_founder' });
     expect(res.statusCode).toBe(201);
     expect(res.json().data.agent_count).toBe(findTemplate('solo_founder')!.agents.length);
@@ -67,6 +83,7 @@ describe('POST /api/v1/setup/company', () => {
   });
 
   it('without a template while agents exist is 409/4000 and changes nothing', async () => {
+    expect((await send('POST', '/setup/company', { company_name: 'Acme', template_name: 'startup' })).statusCode).toBe(201);
     const before = await roster();
     const res = await send('POST', '/setup/company', { company_name: 'Renamed' });
     expect(res.statusCode).toBe(409);

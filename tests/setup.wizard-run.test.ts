@@ -5,17 +5,21 @@ import type { AppRouter } from '../src/routers/index.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, startWithCeo, type TestUser } from './helpers/users.ts';
 
+/** A service listening on a real port, with a signed-in CEO and the tRPC endpoint's URL. */
+async function listening(): Promise<{ svc: TestService; ceo: TestUser; url: string }> {
+  const svc = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' } });
+  await svc.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = svc.app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('the app is not listening on TCP');
+  return { svc, ceo: await createUser(svc, { role: 'ceo' }), url: `http://127.0.0.1:${String(address.port)}/api/trpc` };
+}
+
 describe('the wizard through @trpc/client at /api/trpc', () => {
   let svc: TestService;
   let ceo: TestUser;
   let url: string;
   beforeAll(async () => {
-    svc = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' } });
-    await svc.app.listen({ port: 0, host: '127.0.0.1' });
-    const address = svc.app.server.address();
-    if (address === null || typeof address === 'string') throw new Error('the app is not listening on TCP');
-    url = `http://127.0.0.1:${String(address.port)}/api/trpc`;
-    ceo = await createUser(svc, { role: 'ceo' });
+    ({ svc, ceo, url } = await listening());
   });
   afterAll(() => svc.close());
 
@@ -72,14 +76,23 @@ describe('the wizard through @trpc/client at /api/trpc', () => {
   });
 
   it('errors carry the ProblemDetail in error.data.problem', async () => {
-    const client = createTRPCClient<AppRouter>({ links: [httpLink({ url, headers: { authorization: ceo.headers.authorization } })] });
-    const error: unknown = await client.setup.createAgent
-      .mutate({ name: 'Late', role: 'R', model_provider: 'openai', model_id: 'gpt-5' })
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(TRPCClientError);
-    expect(error).toMatchObject({ data: { httpStatus: 409, problem: { status: 409, error_code: 4000, error_category: 'conflict' } } });
-    const unauthenticated = createTRPCClient<AppRouter>({ links: [httpLink({ url })] });
-    await expect(unauthenticated.setup.listAgents.query({})).rejects.toMatchObject({ data: { problem: { error_code: 1000 } } });
+    // A service of its own whose wizard is already complete, so adding an agent is a conflict.
+    const done = await listening();
+    try {
+      await done.ceo.caller.setup.setLocales({ locales: ['ga_IE'] });
+      await done.ceo.caller.setup.createCompany({ company_name: 'Emerald Labs', template_name: 'solo_founder' });
+      await done.ceo.caller.setup.complete();
+      const client = createTRPCClient<AppRouter>({ links: [httpLink({ url: done.url, headers: { authorization: done.ceo.headers.authorization } })] });
+      const error: unknown = await client.setup.createAgent
+        .mutate({ name: 'Late', role: 'R', model_provider: 'openai', model_id: 'gpt-5' })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TRPCClientError);
+      expect(error).toMatchObject({ data: { httpStatus: 409, problem: { status: 409, error_code: 4000, error_category: 'conflict' } } });
+      const unauthenticated = createTRPCClient<AppRouter>({ links: [httpLink({ url: done.url })] });
+      await expect(unauthenticated.setup.listAgents.query({})).rejects.toMatchObject({ data: { problem: { error_code: 1000 } } });
+    } finally {
+      await done.svc.close();
+    }
   });
 });
 

@@ -1,13 +1,15 @@
 // Accept negotiation for error bodies (CONTRACT §2.2): ProblemDetail only when the client prefers it.
 const PROBLEM = 'application/problem+json';
 const JSON_TYPE = 'application/json';
+const PROBLEM_ANYWHERE = /application\/problem\+json/i;
 
 /**
  * True when `application/problem+json` has a q-value at least as high as every entry naming
  * `application/json`; wildcards do not count and on equal q the earlier entry wins.
  */
 export function prefersProblemJson(accept: string | undefined): boolean {
-  if (!accept || !accept.includes(PROBLEM)) return false;
+  // Media types are case-insensitive (RFC 9110 §8.3.1), so the shortcut must be too.
+  if (!accept || !PROBLEM_ANYWHERE.test(accept)) return false;
   let problem: Preference | null = null;
   let json: Preference | null = null;
   const entries = accept.split(',');
