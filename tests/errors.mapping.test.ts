@@ -13,9 +13,11 @@ import { RefreshToken } from '../src/db/entities/RefreshToken.ts';
 import { StageDecision } from '../src/db/entities/StageDecision.ts';
 import { User } from '../src/db/entities/User.ts';
 import { kysely } from '../src/db/kysely.ts';
-import { ormOptions } from '../src/db/ormConfig.ts';
+import { DEFAULT_POOL_LIMITS, ormOptions } from '../src/db/ormConfig.ts';
 import { ApiError, ERROR_CODES, toApiError, toProblem, UNIQUE_VIOLATIONS } from '../src/errors.ts';
 import { freePort } from '../src/net/freePort.ts';
+import type { Role } from '../src/services/auth/roles.ts';
+import { usernameKey } from '../src/services/auth/usernames.ts';
 import { PROBLEM } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
@@ -44,10 +46,12 @@ async function failureOf(work: () => Promise<unknown>): Promise<unknown> {
 const problemOf = (error: unknown) => toProblem(toApiError(error), { instance: 'req-1', publicUrl: 'http://agent-org.test' });
 
 const now = () => new Date();
-const newUserRow = (usernameKey: string, role = 'observer') => ({
+// The skeleton is unique per row, so an existing username collides on users_username_key_unique alone.
+const newUserRow = (username: string, role: Role = 'observer') => ({
   id: randomUUID(),
-  username: usernameKey,
-  usernameKey,
+  username,
+  usernameKey: usernameKey(username),
+  usernameSkeleton: randomUUID().replace(/-/g, ''),
   passwordHash: 'not-a-hash',
   role,
   mustChangePassword: false,
@@ -94,7 +98,7 @@ describe('unique violations → 409 through the UNIQUE_VIOLATIONS table', () => 
   it('an org role held twice (user_org_roles_pkey) → 409/4001', async () => {
     const user = await createUser(svc);
     const em = svc.db.orm.em.fork();
-    const row = { userId: user.id, role: 'viewer', scopedDepartments: [], createdAt: now() };
+    const row = { userId: user.id, role: 'viewer' as const, scopedDepartments: [], createdAt: now() };
     await kysely(em).insertInto('user_org_roles').values(row).execute();
     const error = await failureOf(() => kysely(em).insertInto('user_org_roles').values(row).execute());
     expect(toApiError(error)).toMatchObject({ errorCode: 4001, status: 409, detail: 'the user already holds this org role' });
@@ -103,7 +107,7 @@ describe('unique violations → 409 through the UNIQUE_VIOLATIONS table', () => 
   it('a stage decided twice (stage_decisions_task_stage_unique) → 409/4001', async () => {
     const user = await createUser(svc);
     const em = svc.db.orm.em.fork();
-    const row = { taskId: `task-${randomUUID()}`, stageName: 'review', verdict: 'pass', reason: null, decidedById: user.id, decidedBy: user.username, decidedAt: now() };
+    const row = { taskId: `task-${randomUUID()}`, stageName: 'review', verdict: 'pass' as const, reason: null, decidedById: user.id, decidedBy: user.username, decidedAt: now() };
     await kysely(em).insertInto('stage_decisions').values(row).execute();
     const error = await failureOf(() => svc.db.orm.em.fork().insert(StageDecision, row));
     expect(error).toBeInstanceOf(UniqueConstraintViolationException);
@@ -178,7 +182,7 @@ describe('a lost connection or a timeout → 503/8001, retryable, with the gener
 
   it('no pooled connection free in time ("timeout exceeded when trying to connect"), through Kysely and through the ORM', async () => {
     // One connection, and the service's own connection timeout (a shorter one could fail the holder's own connect on a busy machine).
-    const orm = await MikroORM.init(ormOptions(svc.databaseUrl, { pool: { min: 0, max: 1 } }));
+    const orm = await MikroORM.init(ormOptions(svc.databaseUrl, { ...DEFAULT_POOL_LIMITS, poolMax: 1 }));
     // The pool's only connection stays in this transaction until the test lets it go.
     const released = Promise.withResolvers<void>();
     const taken = Promise.withResolvers<void>();
