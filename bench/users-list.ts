@@ -1,7 +1,8 @@
 // GET /api/v1/users?limit=50 over 10,000 users: the first page versus a page ~9,000 rows deep (keyset pagination).
 // Run by hand: node_modules/.bin/node bench/users-list.ts  (BENCH_DURATION, BENCH_CONNECTIONS override 10 s and 50).
 import { z } from 'zod';
-import { sqlRun } from '../src/db/sql.ts';
+import { sql } from 'kysely';
+import { kysely } from '../src/db/kysely.ts';
 import { createAccount } from '../src/services/auth/accounts.ts';
 import { issueSession } from '../src/services/auth/sessions.ts';
 import { CONNECTIONS, DURATION_S, load, machineSpec, startBenchService, tableRow } from './lib.ts';
@@ -22,16 +23,13 @@ try {
   const reader = await createAccount({ em, clock: service.deps.clock }, { username: 'bench_reader', password: 'bench reader password', role: 'observer', mustChangePassword: false });
   const session = await em.transactional((tx) => issueSession({ em: tx, clock: service.deps.clock, config: service.deps.config }, reader.id, { ip: '127.0.0.1', userAgent: 'bench' }));
   // One statement; rows come in pairs sharing a timestamp, so the id tie-break is exercised too.
-  await sqlRun(
-    em,
-    `insert into users (id, username, username_key, password_hash, role, must_change_password, created_at, updated_at)
-     select gen_random_uuid(), 'bench_' || g, 'bench_' || g, 'not-a-hash', 'observer', false,
+  // A set-returning bulk seed (generate_series) has no query-builder form; one statement for 10,000 rows.
+  await sql`insert into users (id, username, username_key, username_skeleton, password_hash, role, must_change_password, created_at, updated_at)
+     select gen_random_uuid(), 'bench_' || g, md5('key ' || g), md5('skeleton ' || g), 'not-a-hash', 'observer', false,
             timestamptz '2026-01-01T00:00:00Z' + (g / 2) * interval '1 millisecond',
             timestamptz '2026-01-01T00:00:00Z' + (g / 2) * interval '1 millisecond'
-       from generate_series(1, ?) as g`,
-    [USERS],
-  );
-  await sqlRun(em, 'analyze users');
+       from generate_series(1, ${USERS}) as g`.execute(kysely(em));
+  await sql`analyze users`.execute(kysely(em)); // a maintenance statement: no builder for it
 
   const base = await service.app.listen({ port: 0, host: '127.0.0.1' });
   const headers = { authorization: `Bearer ${session.accessToken}` };
