@@ -17,7 +17,11 @@ const silent = { debug: () => {}, info: () => {}, warn: () => {} };
 
 export async function startTestService(opts: { env?: Record<string, string>; clock?: Clock; databaseUrl?: string } = {}): Promise<TestService> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...opts.env, DATABASE_URL: databaseUrl, PUBLIC_URL: 'http://agent-org.test' });
+  // Test files share two cores: a race test's burst of 100 transactions may wait longer than production's
+  // budgets (2 s for a connection, 5 s per statement) without anything being wrong. db.overload tests
+  // those budgets with values of its own.
+  const budgets = { DB_ACQUIRE_TIMEOUT_MS: '15000', STATEMENT_TIMEOUT_MS: '30000' };
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...budgets, ...opts.env, DATABASE_URL: databaseUrl, PUBLIC_URL: 'http://agent-org.test' });
   const database = await openDatabase(config, silent);
   const service = await createService(config, createLogger(config.logLevel), { database, ...(opts.clock ? { clock: opts.clock } : {}) });
   return {
