@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import * as auth from '../../services/auth/auth.ts';
 import { issueTicket } from '../../services/auth/wsTickets.ts';
+import { NoContent, noContent } from '../noContent.ts';
 import { authedProcedure, publicProcedure, router } from '../../trpc.ts';
 import {
   ChangePasswordRequest,
@@ -42,8 +43,8 @@ export const authRouter = router({
       openapi: { method: 'POST', path: '/auth/logout', tags, summary: 'End the current session and clear the cookies (idempotent)', errorResponses: [400, 401, 403, 409, 429, 500, 503] },
       rest: { status: 204 },
     })
-    .output(z.void())
-    .mutation(({ ctx }) => auth.logout(ctx)),
+    .output(NoContent)
+    .mutation(({ ctx }) => noContent(auth.logout(ctx))),
 
   refresh: publicProcedure
     .meta({
@@ -95,6 +96,6 @@ export const authRouter = router({
       limits: { op: 'auth.sessions_revoke' },
     })
     .input(RevokeSessionInput)
-    .output(z.void())
-    .mutation(({ ctx, input }) => auth.revokeSession(ctx, ctx.actor, input.session_id)),
+    .output(NoContent)
+    .mutation(({ ctx, input }) => noContent(auth.revokeSession(ctx, ctx.actor, input.session_id))),
 });

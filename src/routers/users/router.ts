@@ -1,6 +1,6 @@
 // users.{list, get, create, updateRole, delete, grantOrgRole, revokeOrgRole}
-import { z } from 'zod';
 import { authedProcedure, ceoProcedure, router } from '../../trpc.ts';
+import { NoContent, noContent } from '../noContent.ts';
 import * as orgRoles from '../../services/users/orgRoles.ts';
 import * as users from '../../services/users/users.ts';
 import {
@@ -64,8 +64,8 @@ export const usersRouter = router({
       limits: { op: 'users.delete' },
     })
     .input(DeleteUserInput)
-    .output(z.void())
-    .mutation(({ ctx, input }) => users.deleteUser(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch })),
+    .output(NoContent)
+    .mutation(({ ctx, input }) => noContent(users.deleteUser(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch }))),
 
   grantOrgRole: ceoProcedure
     .meta({
@@ -85,6 +85,6 @@ export const usersRouter = router({
       limits: { op: 'users.revoke_org_role' },
     })
     .input(RevokeOrgRoleInput)
-    .output(z.void())
-    .mutation(({ ctx, input }) => orgRoles.revokeOrgRole(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch })),
+    .output(NoContent)
+    .mutation(({ ctx, input }) => noContent(orgRoles.revokeOrgRole(ctx.em, ctx.deps, ctx.actor, { ...input, ifMatch: ctx.credentials.ifMatch }))),
 });
