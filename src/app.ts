@@ -8,6 +8,7 @@ import type { Deps } from './context/deps.ts';
 import { contextFromFastify } from './context/fromFastify.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { appRouter, type AppRouter } from './routers/index.ts';
+import dashboard from './plugins/dashboard.ts';
 import { docsRoutes } from './rest/docs.ts';
 import { restFacade } from './rest/facade.ts';
 import { openApiRoute } from './rest/openapi.ts';
@@ -107,6 +108,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
   };
   await app.register(fastifyTRPCPlugin, { prefix: '/api/trpc', trpcOptions });
+  await app.register(dashboard, { deps });
 
   return app;
 }

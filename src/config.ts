@@ -60,6 +60,7 @@ const EnvSchema = z.object({
     .pipe(z.array(z.url({ error: 'each origin must be a URL such as https://app.example.com' }))),
   PROVIDERS_FILE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DASHBOARD_ENABLED: bool(true),
 });
 
 export type Config = Readonly<{
@@ -80,6 +81,8 @@ export type Config = Readonly<{
   corsOrigins: readonly string[];
   providersFile: string | undefined;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  /** Serve the web dashboard at / (CONTRACT §4.9). */
+  dashboardEnabled: boolean;
 }>;
 
 export class ConfigError extends Error {
@@ -115,5 +118,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: Object.freeze([...e.CORS_ORIGINS]),
     providersFile: e.PROVIDERS_FILE,
     logLevel: e.LOG_LEVEL,
+    dashboardEnabled: e.DASHBOARD_ENABLED,
   });
 }

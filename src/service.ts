@@ -7,6 +7,7 @@ import { systemClock, type Clock, type Deps } from './context/deps.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { loadSecret } from './db/secret.ts';
 import { loadProviderCatalogue } from './data/providerCatalogue.ts';
+import { DASHBOARD_DIR, loadDashboard } from './dashboard/assets.ts';
 import { nativePool } from './db/pool.ts';
 import { RequestLimiter } from './limits/limiter.ts';
 import { parseRateLimitOverrides, resolvePolicy } from './limits/policy.ts';
@@ -37,7 +38,9 @@ export async function createService(config: Config, logger: Logger, opts: { cloc
           now: () => clock.now().getTime(),
         })
       : null;
-    const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter };
+    const dashboard = config.dashboardEnabled ? await loadDashboard() : null;
+    if (config.dashboardEnabled && !dashboard) logger.warn(`DASHBOARD_ENABLED but ${DASHBOARD_DIR} holds no build (npm run web:build); / is not served`);
+    const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, dashboard };
     const app = await buildApp(deps);
     const stopSweeper = startApprovalExpirySweeper(deps);
     return {

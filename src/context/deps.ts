@@ -2,6 +2,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
+import type { DashboardAssets } from '../dashboard/assets.ts';
 import type { ProviderCatalogue } from '../data/providerCatalogue.ts';
 import type { RequestLimiter } from '../limits/limiter.ts';
 
@@ -21,4 +22,6 @@ export type Deps = {
   providers: ProviderCatalogue;
   /** CONTRACT §5 rate limits; null when RATE_LIMITS_ENABLED=false. */
   limiter: RequestLimiter | null;
+  /** The built web dashboard (CONTRACT §4.9); null when DASHBOARD_ENABLED=false or nothing is built. */
+  dashboard: DashboardAssets | null;
 };

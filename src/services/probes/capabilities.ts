@@ -9,5 +9,7 @@ export function capabilities(deps: Deps) {
     shared_rate_limits: deps.limiter?.storeKind === 'postgres',
     metrics: false,
     docs: true,
+    // Served only when enabled and built (see createService).
+    dashboard: deps.dashboard !== null,
   };
 }
