@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['tests/**/*.test.ts'],
+    include: ['tests/**/*.test.ts', 'web/tests/**/*.test.ts'],
     globalSetup: ['tests/helpers/globalSetup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

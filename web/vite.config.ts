@@ -17,6 +17,8 @@ export default defineConfig({
     // Every browser the dashboard supports has modulepreload; the polyfill would be dead code.
     modulePreload: { polyfill: false },
     reportCompressedSize: false,
+    // Brotli at its best quality takes a second or two on a busy machine; that is expected, not a warning.
+    rolldownOptions: { checks: { bundlerTimings: false } },
   },
   server: {
     // `npm run web:dev`: the UI from Vite with hot reload, the API from a running service.

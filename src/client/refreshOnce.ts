@@ -9,8 +9,10 @@ export type SessionLost = (error: TRPCClientError<AppRouter>) => void;
 const EXEMPT = new Set(['auth.setup', 'auth.login', 'auth.refresh', 'auth.logout']);
 
 export function refreshOnceLink(opts: { refresh: () => Promise<unknown>; onSessionLost: SessionLost }): TRPCLink<AppRouter> {
-  // Bumped by each successful refresh: a 401 to a call sent before it is stale, and retried without refreshing again.
-  let generation = 0;
+  // Bumped whenever a refresh settles. A 401 to a call sent before then is not a new loss: the call is
+  // retried if that refresh worked, and fails quietly if it did not (the loss was reported once).
+  let epoch = 0;
+  let renewed = false;
   // Concurrent failures share one refresh (a refresh token is single-use; a second one would be a replay).
   let pending: Promise<boolean> | null = null;
   const renew = (cause: TRPCClientError<AppRouter>): Promise<boolean> =>
@@ -18,15 +20,17 @@ export function refreshOnceLink(opts: { refresh: () => Promise<unknown>; onSessi
       .refresh()
       .then(
         () => {
-          generation += 1;
+          renewed = true;
           return true;
         },
         () => {
+          renewed = false;
           opts.onSessionLost(cause);
           return false;
         },
       )
       .finally(() => {
+        epoch += 1;
         pending = null;
       }));
 
@@ -36,7 +40,7 @@ export function refreshOnceLink(opts: { refresh: () => Promise<unknown>; onSessi
         let current: Unsubscribable | null = null;
         let closed = false;
         const send = (isRetry: boolean) => {
-          const sentIn = generation;
+          const sentIn = epoch;
           current = next(op).subscribe({
             next: (value) => observer.next(value),
             complete: () => observer.complete(),
@@ -47,8 +51,8 @@ export function refreshOnceLink(opts: { refresh: () => Promise<unknown>; onSessi
                 opts.onSessionLost(error);
                 return observer.error(error);
               }
-              const renewed = generation !== sentIn ? Promise.resolve(true) : renew(error);
-              void renewed.then((ok) => {
+              const outcome = epoch !== sentIn ? Promise.resolve(renewed) : renew(error);
+              void outcome.then((ok) => {
                 if (closed) return;
                 if (ok) send(true);
                 else observer.error(error);
