@@ -3,7 +3,7 @@ import type { ComponentChildren } from 'preact';
 import { useMutation } from '@tanstack/preact-query';
 import { signedOut, trpc } from '../api/trpc.ts';
 import { label } from '../lib/format.ts';
-import { Link, useLocation } from '../router.ts';
+import { Link, navigate, useLocation } from '../router.ts';
 
 type Me = { username: string; role: string };
 
@@ -21,7 +21,10 @@ export function Layout({ me, children }: { me: Me | null; children: ComponentChi
   const logout = useMutation({
     mutationFn: () => trpc.auth.logout.mutate(),
     // Logout always ends the session here, even if the answer was lost: the cookies are the server's to clear.
-    onSettled: () => signedOut(null),
+    onSettled: () => {
+      signedOut(null);
+      navigate('/login', { replace: true });
+    },
   });
   return (
     <>
