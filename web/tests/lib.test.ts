@@ -1,7 +1,7 @@
 // The small rules behind the pages: failures, retries, idempotency keys, approval filters, who may decide, labels, models.
 import { TRPCClientError } from '@trpc/client';
 import { describe, expect, it } from 'vitest';
-import type { Problem } from '../../src/client/index.ts';
+import type { AppRouter, ClientError, Problem } from '../../src/client/index.ts';
 import { fromSearch, toListFilters, toSearch } from '../src/lib/approvalFilters.ts';
 import { label, secondsLeft, timeLeft } from '../src/lib/format.ts';
 import { IdempotencyKeys } from '../src/lib/idempotency.ts';
@@ -9,7 +9,7 @@ import { modelChoices, splitModel } from '../src/lib/models.ts';
 import { describeFailure, retryText, shouldRetry, UNREACHABLE } from '../src/lib/problems.ts';
 import { mayDecide } from '../src/lib/roles.ts';
 
-function failed(problem: Partial<Problem> & { status: number }): TRPCClientError<never> {
+function failed(problem: Partial<Problem> & { status: number }): ClientError {
   const full: Problem = {
     type: 'http://x/docs/errors#x',
     title: 'T',
@@ -21,7 +21,9 @@ function failed(problem: Partial<Problem> & { status: number }): TRPCClientError
     retry_after: null,
     ...problem,
   };
-  return new TRPCClientError(full.detail, { result: { error: { code: -32600, message: full.detail, data: { httpStatus: full.status, problem: full } } } });
+  return new TRPCClientError<AppRouter>(full.detail, {
+    result: { error: { code: -32600, message: full.detail, data: { code: 'BAD_REQUEST', httpStatus: full.status, path: 'test', problem: full } } },
+  });
 }
 
 describe('describeFailure', () => {

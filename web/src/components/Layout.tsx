@@ -1,6 +1,6 @@
 // The frame of every signed-in page: skip link, navigation, who is signed in, sign out.
 import type { ComponentChildren } from 'preact';
-import { useMutation } from '@tanstack/preact-query';
+import { useSubmit } from '../api/useSubmit.ts';
 import { signedOut, trpc } from '../api/trpc.ts';
 import { label } from '../lib/format.ts';
 import { Link, navigate, useLocation } from '../router.ts';
@@ -18,7 +18,7 @@ const NAV: ReadonlyArray<{ href: string; text: string; ceoOnly?: boolean }> = [
 
 export function Layout({ me, children }: { me: Me | null; children: ComponentChildren }) {
   const { path } = useLocation();
-  const logout = useMutation({
+  const logout = useSubmit({
     mutationFn: () => trpc.auth.logout.mutate(),
     // Logout always ends the session here, even if the answer was lost: the cookies are the server's to clear.
     onSettled: () => {
@@ -52,7 +52,7 @@ export function Layout({ me, children }: { me: Me | null; children: ComponentChi
               <span>
                 <span class="who-name">{me.username}</span> <span class="who-role">({label(me.role)})</span>
               </span>
-              <button type="button" class="link-button" onClick={() => logout.mutate()} disabled={logout.isPending}>
+              <button type="button" class="link-button" onClick={() => logout.submit()} disabled={logout.isPending}>
                 Sign out
               </button>
             </div>

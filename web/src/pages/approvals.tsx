@@ -1,7 +1,8 @@
 // The approvals queue: filters, urgency, new requests, and decisions (approve with a comment, reject with a reason).
-import { useInfiniteQuery, useMutation } from '@tanstack/preact-query';
+import { useInfiniteQuery } from '@tanstack/preact-query';
 import { useRef, useState } from 'preact/hooks';
 import { withIdempotencyKey, type RouterOutputs } from '../../../src/client/index.ts';
+import { useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
 import { ApproveInput, CreateApprovalInput, ListApprovalsInput, RejectInput } from '../api/schemas.ts';
@@ -12,6 +13,7 @@ import { useNow } from '../lib/clock.ts';
 import { check, optionalNumber, optionalText, type FieldErrors } from '../lib/forms.ts';
 import { dateTime, label, secondsLeft, timeLeft, URGENCY_TEXT } from '../lib/format.ts';
 import { IdempotencyKeys } from '../lib/idempotency.ts';
+import { describeFailure } from '../lib/problems.ts';
 import { canRequestApprovals, mayDecide } from '../lib/roles.ts';
 import { Link, navigate } from '../router.ts';
 
@@ -22,6 +24,12 @@ export function ApprovalsPage({ me, search }: { me: Me; search: string }) {
   const form = fromSearch(search);
   const list = useInfiniteQuery(queries.approvals(toListFilters(form)));
   const [said, setSaid] = useState<string | null>(null);
+  // A decision that lost a race: its card leaves the queue when the queue is read again, so its error is kept here.
+  const [lostRace, setLostRace] = useState<unknown>(null);
+  const decided = (text: string) => {
+    setLostRace(null);
+    setSaid(text);
+  };
   const approvals = list.data?.pages.flatMap((p) => p.items) ?? [];
   return (
     <section>
@@ -29,13 +37,14 @@ export function ApprovalsPage({ me, search }: { me: Me; search: string }) {
       {canRequestApprovals(me.role) ? <NewApproval onCreated={(title) => setSaid(`Request “${title}” created.`)} /> : null}
       <Filters form={form} />
       <div aria-live="polite">{said ? <Notice>{said}</Notice> : null}</div>
+      <Failure error={lostRace} />
       {list.isPending ? <Loading what="approvals" /> : null}
       <Failure error={list.error} />
       {list.isSuccess && approvals.length === 0 ? <p class="empty">No approvals match these filters.</p> : null}
       <ul class="cards" aria-label="Approval requests">
         {approvals.map((a) => (
           <li key={a.id}>
-            <ApprovalCard approval={a} me={me} readAt={list.dataUpdatedAt} onDecided={setSaid} />
+            <ApprovalCard approval={a} me={me} readAt={list.dataUpdatedAt} onDecided={decided} onLostRace={setLostRace} />
           </li>
         ))}
       </ul>
@@ -51,7 +60,8 @@ export function ApprovalsPage({ me, search }: { me: Me; search: string }) {
 function Filters({ form }: { form: FilterForm }) {
   const [action, setAction] = useState(form.action);
   const [error, setError] = useState<string | undefined>();
-  const go = (next: FilterForm) => navigate(`/approvals${toSearch(next)}`, { replace: true });
+  // Each filter change is a history entry: Back returns to the previous view of the queue.
+  const go = (next: FilterForm) => navigate(`/approvals${toSearch(next)}`);
   return (
     <form
       class="filters"
@@ -83,7 +93,9 @@ function Filters({ form }: { form: FilterForm }) {
   );
 }
 
-function ApprovalCard({ approval: a, me, readAt, onDecided }: { approval: Approval; me: Me; readAt: number; onDecided: (text: string) => void }) {
+type CardProps = { approval: Approval; me: Me; readAt: number; onDecided: (text: string) => void; onLostRace: (error: unknown) => void };
+
+function ApprovalCard({ approval: a, me, readAt, onDecided, onLostRace }: CardProps) {
   const now = useNow(30_000);
   const [mode, setMode] = useState<'approve' | 'reject' | null>(null);
   const left = a.seconds_remaining === null ? null : secondsLeft(a.seconds_remaining, now - readAt);
@@ -142,16 +154,27 @@ function ApprovalCard({ approval: a, me, readAt, onDecided }: { approval: Approv
         </div>
       ) : null}
       {decidable && mode !== null ? (
-        <Decision approval={a} mode={mode} onCancel={() => setMode(null)} onDone={(text) => (setMode(null), onDecided(text))} />
+        <Decision
+          approval={a}
+          mode={mode}
+          onCancel={() => setMode(null)}
+          onDone={(text) => {
+            setMode(null);
+            onDecided(text);
+          }}
+          onLostRace={onLostRace}
+        />
       ) : null}
     </article>
   );
 }
 
-function Decision({ approval, mode, onCancel, onDone }: { approval: Approval; mode: 'approve' | 'reject'; onCancel: () => void; onDone: (text: string) => void }) {
+type DecisionProps = { approval: Approval; mode: 'approve' | 'reject'; onCancel: () => void; onDone: (text: string) => void; onLostRace: (error: unknown) => void };
+
+function Decision({ approval, mode, onCancel, onDone, onLostRace }: DecisionProps) {
   const [text, setText] = useState('');
   const [errors, setErrors] = useState<FieldErrors>({});
-  const decide = useMutation({
+  const decide = useSubmit({
     mutationFn: (input: { approval_id: string; comment?: string | null; reason?: string }) =>
       mode === 'approve'
         ? trpc.approvals.approve.mutate({ approval_id: input.approval_id, comment: input.comment ?? null })
@@ -160,8 +183,12 @@ function Decision({ approval, mode, onCancel, onDone }: { approval: Approval; mo
       await invalidateChannel('approvals');
       onDone(`${mode === 'approve' ? 'Approved' : 'Rejected'} “${decided.title}”.`);
     },
-    // A decision that lost a race (409) is stale data: show the error and refresh the queue behind it.
-    onError: () => void invalidateChannel('approvals'),
+    // Lost to another decision or to expiry (409): the queue is stale. Read it again, and keep the error in view.
+    onError: (error) => {
+      if (describeFailure(error).status !== 409) return;
+      onLostRace(error);
+      void invalidateChannel('approvals');
+    },
   });
   const field = mode === 'approve' ? 'comment' : 'reason';
   return (
@@ -173,7 +200,7 @@ function Decision({ approval, mode, onCancel, onDone }: { approval: Approval; mo
         const input = mode === 'approve' ? { approval_id: approval.id, comment: optionalText(text) } : { approval_id: approval.id, reason: text };
         const checked = check(mode === 'approve' ? ApproveInput : RejectInput, input);
         setErrors(checked.ok ? {} : checked.errors);
-        if (checked.ok) decide.mutate(input);
+        if (checked.ok) decide.submit(input);
       }}
     >
       <TextArea
@@ -205,7 +232,7 @@ function NewApproval({ onCreated }: { onCreated: (title: string) => void }) {
   const [errors, setErrors] = useState<FieldErrors>({});
   const keys = useRef(new IdempotencyKeys()).current;
   const set = (field: keyof typeof EMPTY) => (value: string) => setV({ ...v, [field]: value });
-  const create = useMutation({
+  const create = useSubmit({
     mutationFn: (input: Parameters<typeof trpc.approvals.create.mutate>[0]) => trpc.approvals.create.mutate(input, withIdempotencyKey(keys.keyFor(input))),
     onSuccess: async (created) => {
       keys.settled();
@@ -242,7 +269,7 @@ function NewApproval({ onCreated }: { onCreated: (title: string) => void }) {
         };
         const checked = check(CreateApprovalInput, input);
         setErrors(checked.ok ? {} : checked.errors);
-        if (checked.ok) create.mutate(checked.data);
+        if (checked.ok) create.submit(checked.data);
       }}
     >
       <h2>New approval request</h2>

@@ -1,6 +1,7 @@
 // First-run setup (creates the CEO), sign-in, and the password change a new user must make first.
-import { useMutation, useQuery } from '@tanstack/preact-query';
+import { useQuery } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
+import { useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel, keys } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
 import { queryClient } from '../api/queryClient.ts';
@@ -21,7 +22,7 @@ export function FirstRunPage() {
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
   const [errors, setErrors] = useState<FieldErrors>({});
-  const setup = useMutation({
+  const setup = useSubmit({
     mutationFn: (input: { username: string; password: string }) => trpc.auth.setup.mutate(input),
     onSuccess: async (session) => {
       queryClient.setQueryData(keys.me, session.user);
@@ -42,7 +43,7 @@ export function FirstRunPage() {
           const checked = check(SetupRequest, input);
           const found = passwordsMatch(password, confirm, checked.ok ? {} : checked.errors);
           setErrors(found);
-          if (Object.keys(found).length === 0) setup.mutate(input);
+          if (Object.keys(found).length === 0) setup.submit(input);
         }}
       >
         <TextInput label="Username" value={username} onValue={setUsername} error={errors.username} autoComplete="username" required />
@@ -71,7 +72,7 @@ export function LoginPage({ search }: { search: string }) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [errors, setErrors] = useState<FieldErrors>({});
-  const login = useMutation({
+  const login = useSubmit({
     mutationFn: (input: { username: string; password: string }) => trpc.auth.login.mutate(input),
     onSuccess: (session) => {
       queryClient.setQueryData(keys.me, session.user);
@@ -91,7 +92,7 @@ export function LoginPage({ search }: { search: string }) {
           const input = { username, password };
           const checked = check(LoginRequest, input);
           setErrors(checked.ok ? {} : checked.errors);
-          if (checked.ok) login.mutate(input);
+          if (checked.ok) login.submit(input);
         }}
       >
         <TextInput label="Username" value={username} onValue={setUsername} error={errors.username} autoComplete="username" required />
@@ -113,7 +114,7 @@ export function ChangePasswordPage({ forced }: { forced: boolean }) {
   const [confirm, setConfirm] = useState('');
   const [errors, setErrors] = useState<FieldErrors>({});
   const [done, setDone] = useState(false);
-  const change = useMutation({
+  const change = useSubmit({
     mutationFn: (input: { current_password: string; new_password: string }) => trpc.auth.changePassword.mutate(input),
     onSuccess: async (user) => {
       queryClient.setQueryData(keys.me, user);
@@ -136,7 +137,7 @@ export function ChangePasswordPage({ forced }: { forced: boolean }) {
           const checked = check(ChangePasswordRequest, input);
           const found = passwordsMatch(next, confirm, checked.ok ? {} : checked.errors);
           setErrors(found);
-          if (Object.keys(found).length === 0) change.mutate(input);
+          if (Object.keys(found).length === 0) change.submit(input);
         }}
       >
         <TextInput

@@ -1,7 +1,8 @@
 // A task's review stages: the decisions so far, and a form to decide a stage (pass, fail or skip; decisions are final).
-import { useMutation, useQuery } from '@tanstack/preact-query';
+import { useQuery } from '@tanstack/preact-query';
 import { useRef, useState } from 'preact/hooks';
 import { withIdempotencyKey, type RouterInputs } from '../../../src/client/index.ts';
+import { useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
 import { DecideStageInput } from '../api/schemas.ts';
@@ -80,7 +81,7 @@ function DecideStage({ taskId, onDecided }: { taskId: string; onDecided: (text: 
   const [reason, setReason] = useState('');
   const [errors, setErrors] = useState<FieldErrors>({});
   const keys = useRef(new IdempotencyKeys()).current;
-  const decide = useMutation({
+  const decide = useSubmit({
     mutationFn: (input: RouterInputs['reviews']['decideStage']) => trpc.reviews.decideStage.mutate(input, withIdempotencyKey(keys.keyFor(input))),
     onSuccess: async (decided) => {
       keys.settled();
@@ -99,7 +100,7 @@ function DecideStage({ taskId, onDecided }: { taskId: string; onDecided: (text: 
         e.preventDefault();
         const checked = check(DecideStageInput, { task_id: taskId, stage_name: stage, verdict, reason: optionalText(reason) });
         setErrors(checked.ok ? {} : checked.errors);
-        if (checked.ok) decide.mutate(checked.data);
+        if (checked.ok) decide.submit(checked.data);
       }}
     >
       <h2>Decide a stage</h2>

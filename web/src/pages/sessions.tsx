@@ -1,6 +1,7 @@
 // The signed-in user's sessions (all users' for the CEO), each revocable.
-import { useMutation, useQuery } from '@tanstack/preact-query';
+import { useQuery } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
+import { useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
 import { trpc } from '../api/trpc.ts';
@@ -14,7 +15,7 @@ export function SessionsPage({ me }: { me: { role: string } }) {
   const scope = all && isCeo(me.role) ? 'all' : 'own';
   const sessions = useQuery(queries.sessions(scope));
   const [said, setSaid] = useState<string | null>(null);
-  const revoke = useMutation({
+  const revoke = useSubmit({
     mutationFn: (sessionId: string) => trpc.auth.revokeSession.mutate({ session_id: sessionId }),
     onSuccess: async () => {
       setSaid('Session revoked.');
@@ -72,7 +73,7 @@ export function SessionsPage({ me }: { me: { role: string } }) {
               type="button"
               class="danger-outline"
               disabled={revoke.isPending}
-              onClick={() => revoke.mutate(s.session_id)}
+              onClick={() => revoke.submit(s.session_id)}
               aria-label={s.is_current ? 'Revoke this session (signs you out)' : `Revoke the session of ${s.user_agent ?? 'an unknown client'} from ${dateTime(s.created_at)}`}
             >
               {s.is_current ? 'Revoke (sign out here)' : 'Revoke'}

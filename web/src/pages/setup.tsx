@@ -1,7 +1,8 @@
 // The setup wizard: name locales, the company (with or without a template), every edit of the agent roster, and completion.
-import { useMutation, useQuery } from '@tanstack/preact-query';
+import { useQuery } from '@tanstack/preact-query';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { withIdempotencyKey, type RouterInputs, type RouterOutputs } from '../../../src/client/index.ts';
+import { useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
 import { SetupAgentRequest, SetupCompanyRequest, UpdateAgentNameInput } from '../api/schemas.ts';
@@ -82,7 +83,7 @@ function LocalesStep({ onNext }: { onNext: () => void }) {
     setAll(everything);
     setChosen(new Set(everything ? [] : current.data.locales));
   }, [current.data]);
-  const save = useMutation({
+  const save = useSubmit({
     mutationFn: (locales: string[]) => trpc.setup.setLocales.mutate({ locales }),
     onSuccess: async () => {
       await invalidateChannel('setup');
@@ -106,7 +107,7 @@ function LocalesStep({ onNext }: { onNext: () => void }) {
         if (!all && chosen.size === 0) return setError('Choose at least one locale, or all of them.');
         if (!all && chosen.size > 100) return setError('Choose at most 100 locales.');
         setError(undefined);
-        save.mutate(all ? ['__all__'] : [...chosen].sort());
+        save.submit(all ? ['__all__'] : [...chosen].sort());
       }}
     >
       <h2 id="locales-title">Name locales</h2>
@@ -150,7 +151,7 @@ function CompanyStep({ onNext }: { onNext: () => void }) {
   const [description, setDescription] = useState('');
   const [template, setTemplate] = useState('');
   const [errors, setErrors] = useState<FieldErrors>({});
-  const create = useMutation({
+  const create = useSubmit({
     mutationFn: (input: RouterInputs['setup']['createCompany']) => trpc.setup.createCompany.mutate(input),
     onSuccess: async () => {
       await invalidateChannel('setup');
@@ -167,7 +168,7 @@ function CompanyStep({ onNext }: { onNext: () => void }) {
         const input = { company_name: name, description: optionalText(description), template_name: template === '' ? null : template };
         const checked = check(SetupCompanyRequest, input);
         setErrors(checked.ok ? {} : checked.errors);
-        if (checked.ok) create.mutate(input);
+        if (checked.ok) create.submit(input);
       }}
     >
       <h2 id="company-title">Company</h2>
@@ -249,19 +250,19 @@ function AgentCard({ agent: a, presets, choices, onSaid }: { agent: Agent; prese
     onSaid(text);
     await invalidateChannel('setup');
   };
-  const rename = useMutation({
+  const rename = useSubmit({
     mutationFn: (input: RouterInputs['setup']['updateAgentName']) => trpc.setup.updateAgentName.mutate(input),
     onSuccess: (u) => done(`Agent ${String(u.agent_index + 1)} is now ${u.name}.`)(),
   });
-  const randomize = useMutation({
+  const randomize = useSubmit({
     mutationFn: () => trpc.setup.randomizeAgentName.mutate({ agent_index: a.agent_index }),
     onSuccess: (u) => done(`Agent ${String(u.agent_index + 1)} is now ${u.name}.`)(),
   });
-  const remodel = useMutation({
+  const remodel = useSubmit({
     mutationFn: (input: RouterInputs['setup']['updateAgentModel']) => trpc.setup.updateAgentModel.mutate(input),
     onSuccess: (u) => done(`${u.name} now runs on ${u.model_id}.`)(),
   });
-  const repersonality = useMutation({
+  const repersonality = useSubmit({
     mutationFn: (input: RouterInputs['setup']['updateAgentPersonality']) => trpc.setup.updateAgentPersonality.mutate(input),
     onSuccess: (u) => done(`${u.name} is now ${label(u.personality_preset)}.`)(),
   });
@@ -280,62 +281,64 @@ function AgentCard({ agent: a, presets, choices, onSaid }: { agent: Agent; prese
           <Badge kind={`tier-${a.tier}`}>{a.tier}</Badge>
         </div>
       </header>
-      <form
-        class="inline-form"
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          const input = { agent_index: a.agent_index, name };
-          const checked = check(UpdateAgentNameInput, input);
-          setErrors(checked.ok ? {} : checked.errors);
-          if (checked.ok) rename.mutate(input);
-        }}
-      >
-        <TextInput label={`Name of agent ${String(a.agent_index + 1)}`} value={name} onValue={setName} error={errors.name} maxLength={200} />
-        <Submit pending={rename.isPending} class="secondary" disabled={busy || name === a.name} pendingText="Saving…">
-          Rename
-        </Submit>
-        <button type="button" class="secondary" disabled={busy} onClick={() => randomize.mutate()}>
-          {randomize.isPending ? 'Drawing…' : 'Random name'}
-        </button>
-      </form>
-      <form
-        class="inline-form"
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          remodel.mutate({ agent_index: a.agent_index, ...splitModel(model) });
-        }}
-      >
-        <Select
-          label={`Model of ${a.name}`}
-          value={model}
-          onValue={setModel}
-          options={modelOptions.map((c) => ({ value: c.value, label: `${c.model} (${c.provider}, ${c.tier})` }))}
-        />
-        <Submit pending={remodel.isPending} class="secondary" disabled={busy || model === current} pendingText="Saving…">
-          Change model
-        </Submit>
-      </form>
-      <form
-        class="inline-form"
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          repersonality.mutate({ agent_index: a.agent_index, personality_preset: preset });
-        }}
-      >
-        <Select
-          label={`Personality of ${a.name}`}
-          value={preset}
-          onValue={setPreset}
-          options={(presets.length > 0 ? presets : [{ name: a.personality_preset, description: '' }]).map((p) => ({ value: p.name, label: label(p.name) }))}
-          hint={presetDescription}
-        />
-        <Submit pending={repersonality.isPending} class="secondary" disabled={busy || preset === a.personality_preset} pendingText="Saving…">
-          Change personality
-        </Submit>
-      </form>
+      <div class="agent-forms">
+        <form
+          class="inline-form"
+          noValidate
+          onSubmit={(e) => {
+            e.preventDefault();
+            const input = { agent_index: a.agent_index, name };
+            const checked = check(UpdateAgentNameInput, input);
+            setErrors(checked.ok ? {} : checked.errors);
+            if (checked.ok) rename.submit(input);
+          }}
+        >
+          <TextInput label={`Name of agent ${String(a.agent_index + 1)}`} value={name} onValue={setName} error={errors.name} maxLength={200} />
+          <Submit pending={rename.isPending} class="secondary" disabled={busy || name === a.name} pendingText="Saving…">
+            Rename
+          </Submit>
+          <button type="button" class="secondary" disabled={busy} onClick={() => randomize.submit()}>
+            {randomize.isPending ? 'Drawing…' : 'Random name'}
+          </button>
+        </form>
+        <form
+          class="inline-form"
+          noValidate
+          onSubmit={(e) => {
+            e.preventDefault();
+            remodel.submit({ agent_index: a.agent_index, ...splitModel(model) });
+          }}
+        >
+          <Select
+            label={`Model of ${a.name}`}
+            value={model}
+            onValue={setModel}
+            options={modelOptions.map((c) => ({ value: c.value, label: `${c.model} (${c.provider}, ${c.tier})` }))}
+          />
+          <Submit pending={remodel.isPending} class="secondary" disabled={busy || model === current} pendingText="Saving…">
+            Change model
+          </Submit>
+        </form>
+        <form
+          class="inline-form"
+          noValidate
+          onSubmit={(e) => {
+            e.preventDefault();
+            repersonality.submit({ agent_index: a.agent_index, personality_preset: preset });
+          }}
+        >
+          <Select
+            label={`Personality of ${a.name}`}
+            value={preset}
+            onValue={setPreset}
+            options={(presets.length > 0 ? presets : [{ name: a.personality_preset, description: '' }]).map((p) => ({ value: p.name, label: label(p.name) }))}
+            hint={presetDescription}
+          />
+          <Submit pending={repersonality.isPending} class="secondary" disabled={busy || preset === a.personality_preset} pendingText="Saving…">
+            Change personality
+          </Submit>
+        </form>
+      </div>
       <Failure error={rename.error ?? randomize.error ?? remodel.error ?? repersonality.error} />
     </article>
   );
@@ -350,7 +353,7 @@ function AddAgent({ presets, choices, onAdded }: { presets: readonly Preset[]; c
   const [errors, setErrors] = useState<FieldErrors>({});
   const keys = useRef(new IdempotencyKeys()).current;
   const set = (field: keyof typeof NEW_AGENT) => (value: string) => setV({ ...v, [field]: value });
-  const add = useMutation({
+  const add = useSubmit({
     mutationFn: (input: RouterInputs['setup']['createAgent']) => trpc.setup.createAgent.mutate(input, withIdempotencyKey(keys.keyFor(input))),
     onSuccess: async (agent) => {
       keys.settled();
@@ -389,7 +392,7 @@ function AddAgent({ presets, choices, onAdded }: { presets: readonly Preset[]; c
         };
         const checked = check(SetupAgentRequest, input);
         setErrors(checked.ok ? {} : checked.errors);
-        if (checked.ok) add.mutate(checked.data);
+        if (checked.ok) add.submit(checked.data);
       }}
     >
       <h3>Add an agent</h3>
@@ -435,7 +438,7 @@ function AddAgent({ presets, choices, onAdded }: { presets: readonly Preset[]; c
 
 function FinishStep() {
   const status = useQuery(queries.setupStatus());
-  const complete = useMutation({
+  const complete = useSubmit({
     mutationFn: () => trpc.setup.complete.mutate(),
     onSuccess: async () => {
       await invalidateChannel('setup');
@@ -465,7 +468,7 @@ function FinishStep() {
       </ul>
       <p>Completing setup is final: afterwards the company and the roster cannot be changed here.</p>
       <Failure error={complete.error} />
-      <button type="button" class="primary" onClick={() => complete.mutate()} disabled={complete.isPending} aria-busy={complete.isPending}>
+      <button type="button" class="primary" onClick={() => complete.submit()} disabled={complete.isPending} aria-busy={complete.isPending}>
         {complete.isPending ? 'Completing…' : 'Complete setup'}
       </button>
     </div>

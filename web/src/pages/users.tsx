@@ -1,7 +1,8 @@
 // Users and their organization roles; the CEO's actions (add, change role, delete, grant and revoke org roles) are shown to the CEO only.
-import { useInfiniteQuery, useMutation } from '@tanstack/preact-query';
+import { useInfiniteQuery } from '@tanstack/preact-query';
 import { useRef, useState } from 'preact/hooks';
 import { withIdempotencyKey, type RouterInputs, type RouterOutputs } from '../../../src/client/index.ts';
+import { useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
 import { CreateUserInput, GrantOrgRoleInput, OrgRole, UserRole } from '../api/schemas.ts';
@@ -68,7 +69,7 @@ function UserCard({ user: u, me, ceo, onSaid }: { user: User; me: Me; ceo: boole
 }
 
 function OrgRoles({ user: u, ceo, onSaid }: { user: User; ceo: boolean; onSaid: (text: string) => void }) {
-  const revoke = useMutation({
+  const revoke = useSubmit({
     mutationFn: (input: RouterInputs['users']['revokeOrgRole']) => trpc.users.revokeOrgRole.mutate(input),
     onSuccess: async (_, input) => {
       onSaid(`Removed ${label(input.role)} from ${u.username}.`);
@@ -89,7 +90,7 @@ function OrgRoles({ user: u, ceo, onSaid }: { user: User; ceo: boolean; onSaid: 
                 class="chip-remove"
                 aria-label={`Remove ${label(r)} from ${u.username}`}
                 disabled={revoke.isPending}
-                onClick={() => revoke.mutate({ user_id: u.id, role: r })}
+                onClick={() => revoke.submit({ user_id: u.id, role: r })}
               >
                 ×
               </button>
@@ -105,14 +106,14 @@ function OrgRoles({ user: u, ceo, onSaid }: { user: User; ceo: boolean; onSaid: 
 function RoleAndDelete({ user: u, onSaid }: { user: User; onSaid: (text: string) => void }) {
   const [role, setRole] = useState<string>(u.role);
   const [confirming, setConfirming] = useState(false);
-  const update = useMutation({
+  const update = useSubmit({
     mutationFn: (input: RouterInputs['users']['updateRole']) => trpc.users.updateRole.mutate(input),
     onSuccess: async (updated) => {
       onSaid(`${updated.username} is now ${label(updated.role)}.`);
       await invalidateChannel('users');
     },
   });
-  const remove = useMutation({
+  const remove = useSubmit({
     mutationFn: () => trpc.users.delete.mutate({ user_id: u.id }),
     onSuccess: async () => {
       onSaid(`User ${u.username} deleted; their sessions have ended.`);
@@ -127,7 +128,7 @@ function RoleAndDelete({ user: u, onSaid }: { user: User; onSaid: (text: string)
         noValidate
         onSubmit={(e) => {
           e.preventDefault();
-          if (nextRole.success) update.mutate({ user_id: u.id, role: nextRole.data });
+          if (nextRole.success) update.submit({ user_id: u.id, role: nextRole.data });
         }}
       >
         <Select label={`Role of ${u.username}`} value={role} onValue={setRole} options={ASSIGNABLE_ROLES.map((r) => ({ value: r, label: label(r) }))} />
@@ -140,7 +141,7 @@ function RoleAndDelete({ user: u, onSaid }: { user: User; onSaid: (text: string)
         <div class="confirm" role="group" aria-label={`Confirm deleting ${u.username}`}>
           <p>Delete {u.username}? Their sessions end at once. This cannot be undone.</p>
           <div class="actions">
-            <button type="button" class="danger" onClick={() => remove.mutate()} disabled={remove.isPending}>
+            <button type="button" class="danger" onClick={() => remove.submit()} disabled={remove.isPending}>
               {remove.isPending ? 'Deleting…' : `Delete ${u.username}`}
             </button>
             <button type="button" onClick={() => setConfirming(false)} disabled={remove.isPending}>
@@ -163,7 +164,7 @@ function GrantOrgRole({ user: u, onSaid }: { user: User; onSaid: (text: string) 
   const [role, setRole] = useState<string>('viewer');
   const [departments, setDepartments] = useState('');
   const [errors, setErrors] = useState<FieldErrors>({});
-  const grant = useMutation({
+  const grant = useSubmit({
     mutationFn: (input: RouterInputs['users']['grantOrgRole']) => trpc.users.grantOrgRole.mutate(input),
     onSuccess: async (_, input) => {
       setOpen(false);
@@ -195,7 +196,7 @@ function GrantOrgRole({ user: u, onSaid }: { user: User; onSaid: (text: string) 
         const found = checked.ok ? {} : checked.errors;
         if (checked.ok && scoped && list.length === 0) found.scoped_departments = 'A department admin needs at least one department.';
         setErrors(found);
-        if (checked.ok && Object.keys(found).length === 0) grant.mutate(checked.data);
+        if (checked.ok && Object.keys(found).length === 0) grant.submit(checked.data);
       }}
     >
       <Select label="Organization role" value={role} onValue={setRole} options={ORG_ROLES.map((r) => ({ value: r, label: label(r) }))} error={errors.role} />
@@ -222,7 +223,7 @@ function NewUser({ onCreated }: { onCreated: (username: string) => void }) {
   const [v, setV] = useState(EMPTY);
   const [errors, setErrors] = useState<FieldErrors>({});
   const keys = useRef(new IdempotencyKeys()).current;
-  const create = useMutation({
+  const create = useSubmit({
     mutationFn: (input: RouterInputs['users']['create']) => trpc.users.create.mutate(input, withIdempotencyKey(keys.keyFor(input))),
     onSuccess: async (user) => {
       keys.settled();
@@ -250,7 +251,7 @@ function NewUser({ onCreated }: { onCreated: (username: string) => void }) {
         e.preventDefault();
         const checked = check(CreateUserInput, v);
         setErrors(checked.ok ? {} : checked.errors);
-        if (checked.ok) create.mutate({ ...v, role: checked.data.role });
+        if (checked.ok) create.submit({ ...v, role: checked.data.role });
       }}
     >
       <h2>Add a user</h2>
