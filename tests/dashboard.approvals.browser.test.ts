@@ -203,9 +203,10 @@ describe('the approvals queue', () => {
       const action = tagged('mobile-friendly-with-a-long-unbroken-action-name');
       await request(manager, { title: 'A request with a rather long title that has to wrap on a phone', action_type: action, ttl_seconds: 3000, task_id: 'task-1234567890-abcdefghij' });
       await request(manager, { title: 'Deploy the billing service', action_type: action, risk_level: 'critical', ttl_seconds: 1800 });
+      await request(pair, { title: 'Rotate the database credentials', action_type: action, risk_level: 'high', ttl_seconds: 10_000 });
       for (const width of [375, 1100]) {
         const { page, errors } = await open(board, `/approvals?action=${encodeURIComponent(action)}`, width);
-        await expect.poll(() => titles(page)).toHaveLength(2);
+        await expect.poll(() => titles(page)).toHaveLength(3);
         await card(page, 'Deploy the billing service').getByRole('button', { name: 'Reject…' }).click();
         expect(await horizontalOverflow(page), `width ${String(width)}`).toBe(0);
         const violations = await seriousViolations(page);
