@@ -211,7 +211,7 @@ describe('the approvals queue', () => {
         expect(await horizontalOverflow(page), `width ${String(width)}`).toBe(0);
         const violations = await seriousViolations(page);
         expect(violations, describeViolations(violations)).toEqual([]);
-        await snap(page, width === 375 ? 'approvals-375' : 'approvals');
+        await snap(page, width === 375 ? 'dashboard-approvals-375' : 'dashboard-approvals');
         expect(errors).toEqual([]);
       }
     },

@@ -81,7 +81,7 @@ describe('signing in, sessions and signing out', () => {
       await page.waitForURL('**/login?next=%2Fusers');
       const violations = await seriousViolations(page);
       expect(violations, describeViolations(violations)).toEqual([]);
-      await snap(page, 'login');
+      await snap(page, 'dashboard-login');
 
       await signIn(page, user.username, 'not the password');
       await expect.poll(() => page.getByRole('alert').textContent()).toBe('invalid username or password');

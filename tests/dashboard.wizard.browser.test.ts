@@ -56,7 +56,7 @@ describe('the setup wizard', () => {
       await expect.poll(() => cards.count()).toBe(6);
       const roster = await agents();
       await a11y('roster');
-      await snap(page, 'wizard');
+      await snap(page, 'dashboard-wizard');
 
       // 3a. Rename
       const first = cards.nth(0);
@@ -100,6 +100,7 @@ describe('the setup wizard', () => {
       await page.getByRole('button', { name: 'Continue' }).click();
       await page.waitForURL('**/setup?step=finish');
       await expect.poll(() => page.getByRole('list', { name: 'Setup checklist' }).textContent()).toContain('A company is created');
+      await a11y('finish');
       await page.getByRole('button', { name: 'Complete setup' }).click();
       await page.waitForURL('**/approvals');
       expect(await ceo.caller.setup.status()).toMatchObject({ needs_setup: false });
