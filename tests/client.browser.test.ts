@@ -146,7 +146,8 @@ describe('createClient in Chromium', () => {
   });
 
   // CONTRACT §3.2 rev. 2 moves the refresh_token cookie to Path=/api; until then the browser does not send it to /api/trpc.
-  const refreshReachesTrpc = REFRESH_COOKIE_PATH === '/api';
+  const refreshPath: string = REFRESH_COOKIE_PATH;
+  const refreshReachesTrpc = refreshPath === '/api';
 
   it.skipIf(!refreshReachesTrpc)('auth.refresh over /api/trpc rotates the session (needs the refresh_token cookie at Path=/api)', async () => {
     const user = await createUser(svc);
