@@ -32,7 +32,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await svc?.close();
-});
+}, 120_000);
 
 type Opened = { page: Page; calls: Request[] };
 

@@ -35,7 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await svc?.close();
-});
+}, SLOW);
 
 /** An action type no other test uses, so a test can filter the shared queue down to its own requests. */
 const tagged = (action: string) => `t${randomBytes(3).toString('hex')}:${action}`;

@@ -1,19 +1,32 @@
 // The dashboard in Chromium: first-run setup, sign-in, the forced password change, sessions, a lost session, sign-out, rate limits.
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeViolations, launchChromium, newContext, seriousViolations, signedInContext, snap, startServedService, watchProblems, type ServedService } from './helpers/browser.ts';
-import { createUser } from './helpers/users.ts';
+import { createUser, type TestUser } from './helpers/users.ts';
 
 const SLOW = 60_000;
 
 let browser: Browser;
+// Closed before each describe's service, so no open page holds a connection the service waits for.
+const contexts: BrowserContext[] = [];
 beforeAll(async () => {
   browser = await launchChromium();
 }, SLOW);
 afterAll(() => browser?.close());
 
+async function closeContexts(): Promise<void> {
+  await Promise.all(contexts.splice(0).map((c) => c.close()));
+}
+
+/** A fresh browser context, signed in as `as.user` when given. */
+async function context(as?: { origin: string; user: TestUser }): Promise<BrowserContext> {
+  const c = as === undefined ? await newContext(browser) : await signedInContext(browser, as.origin, as.user);
+  contexts.push(c);
+  return c;
+}
+
 async function openPage(origin: string, path: string): Promise<{ page: Page; problems: { errors: string[] } }> {
-  const page = await (await newContext(browser)).newPage();
+  const page = await (await context()).newPage();
   page.setDefaultTimeout(15_000);
   const problems = watchProblems(page);
   await page.goto(`${origin}${path}`);
@@ -25,7 +38,10 @@ describe('first-run setup (no CEO yet)', () => {
   beforeAll(async () => {
     svc = await startServedService();
   }, SLOW);
-  afterAll(() => svc?.close());
+  afterAll(async () => {
+    await closeContexts();
+    await svc?.close();
+  }, SLOW);
 
   it(
     'creates the CEO from a form that checks what the API checks, then opens the wizard',
@@ -65,7 +81,10 @@ describe('signing in, sessions and signing out', () => {
     svc = await startServedService({ env: { RATE_LIMITS: JSON.stringify({ 'auth.login': { limit: 1000, window_s: 60 } }) } });
     await createUser(svc, { role: 'ceo' });
   }, SLOW);
-  afterAll(() => svc?.close());
+  afterAll(async () => {
+    await closeContexts();
+    await svc?.close();
+  }, SLOW);
 
   async function signIn(page: Page, username: string, password: string) {
     await page.getByLabel('Username').fill(username);
@@ -144,8 +163,7 @@ describe('signing in, sessions and signing out', () => {
     'a session revoked elsewhere returns the browser to the login page with a notice',
     async () => {
       const user = await createUser(svc);
-      const context = await signedInContext(browser, svc.origin, user);
-      const page = await context.newPage();
+      const page = await (await context({ origin: svc.origin, user })).newPage();
       const problems = watchProblems(page);
       await page.goto(`${svc.origin}/approvals`);
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Approvals');
@@ -163,7 +181,7 @@ describe('signing in, sessions and signing out', () => {
     'sign out ends the session on the server and shows the login page',
     async () => {
       const user = await createUser(svc);
-      const page = await (await signedInContext(browser, svc.origin, user)).newPage();
+      const page = await (await context({ origin: svc.origin, user })).newPage();
       await page.goto(`${svc.origin}/status`);
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL('**/login');

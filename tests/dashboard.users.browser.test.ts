@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await svc?.close();
-});
+}, SLOW);
 
 async function open(user: TestUser, path: string): Promise<{ page: Page; errors: string[] }> {
   const page = await (await signedInContext(browser, svc.origin, user)).newPage();

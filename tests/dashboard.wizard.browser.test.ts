@@ -2,25 +2,27 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeViolations, launchChromium, seriousViolations, signedInContext, snap, startServedService, watchProblems, type ServedService } from './helpers/browser.ts';
-import { createUser } from './helpers/users.ts';
+import { createUser, type TestUser } from './helpers/users.ts';
 
 const SLOW = 120_000;
 
 let svc: ServedService;
 let browser: Browser;
+let ceo: TestUser;
 beforeAll(async () => {
   [svc, browser] = await Promise.all([startServedService({ env: { RATE_LIMITS_ENABLED: 'false' } }), launchChromium()]);
+  // Before a CEO exists every page is first-run setup; both tests need one, whichever runs first.
+  ceo = await createUser(svc, { role: 'ceo' });
 }, SLOW);
 afterAll(async () => {
   await browser?.close();
   await svc?.close();
-});
+}, SLOW);
 
 describe('the setup wizard', () => {
   it(
     'runs end to end: locales, a template company, rename, random name, model, personality, a new agent, completion',
     async () => {
-      const ceo = await createUser(svc, { role: 'ceo' });
       const page = await (await signedInContext(browser, svc.origin, ceo)).newPage();
       page.setDefaultTimeout(15_000);
       const problems = watchProblems(page);

@@ -17,12 +17,24 @@ export function launchChromium(): Promise<Browser> {
 
 export type ServedService = TestService & { origin: string };
 
-/** The real service on a fresh database, listening on a free local port (the browser needs a real socket). */
+/**
+ * The real service on a fresh database, listening on a free local port (the browser needs a real socket).
+ * Its close() also cuts the browser's connections: Chromium keeps sockets open (keep-alive, preconnects)
+ * that would otherwise hold the server's close until they time out.
+ */
 export async function startServedService(opts: Parameters<typeof startTestService>[0] = {}): Promise<ServedService> {
   const svc = await startTestService(opts);
   try {
     const origin = await svc.app.listen({ port: 0, host: '127.0.0.1' });
-    return { ...svc, origin };
+    return {
+      ...svc,
+      origin,
+      async close() {
+        const closing = svc.close();
+        svc.app.server.closeAllConnections();
+        await closing;
+      },
+    };
   } catch (error) {
     await svc.close();
     throw error;
