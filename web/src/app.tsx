@@ -4,6 +4,7 @@ import { useEffect } from 'preact/hooks';
 import type { RouterOutputs } from '../../src/client/index.ts';
 import { queries } from './api/queries.ts';
 import { queryClient } from './api/queryClient.ts';
+import { preloadApiSchemas } from './api/validation.ts';
 import { Layout } from './components/Layout.tsx';
 import { Failure, Loading, PageTitle } from './components/ui.tsx';
 import { resolve, type PageName, type Params } from './lib/routes.ts';
@@ -36,8 +37,10 @@ function Shell() {
     if (where.kind === 'redirect') navigate(where.to, { replace: true });
   }, [where.kind === 'redirect' ? where.to : null]);
   useEffect(() => {
+    if (where.kind !== 'page' || performance.getEntriesByName('dashboard:interactive').length > 0) return;
     // For the first-load measurement (bench/dashboard.ts): the moment a page, not a spinner, is on screen.
-    if (where.kind === 'page' && performance.getEntriesByName('dashboard:interactive').length === 0) performance.mark('dashboard:interactive');
+    performance.mark('dashboard:interactive');
+    preloadApiSchemas();
   }, [where.kind]);
   const failed = status.error ?? me.error;
   if (failed) {

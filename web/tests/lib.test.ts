@@ -8,6 +8,8 @@ import { IdempotencyKeys } from '../src/lib/idempotency.ts';
 import { modelChoices, splitModel } from '../src/lib/models.ts';
 import { describeFailure, retryText, shouldRetry, UNREACHABLE } from '../src/lib/problems.ts';
 import { mayDecide } from '../src/lib/roles.ts';
+import { APPROVAL_STATUSES, LEVELS, ORG_ROLES, RISK_LEVELS, ROLES, VERDICTS } from '../src/lib/options.ts';
+import { CreateApprovalInput, DecideStageInput, GrantOrgRoleInput, ListApprovalsInput, SetupAgentRequest, UserRole } from '../src/api/schemas.ts';
 
 function failed(problem: Partial<Problem> & { status: number }): ClientError {
   const full: Problem = {
@@ -145,5 +147,16 @@ describe('modelChoices', () => {
     ];
     expect(modelChoices(agents).map((c) => c.value)).toEqual(['anthropic/claude-opus-4-1', 'openai/gpt-5-mini']);
     expect(splitModel('local/llama-3.3-70b-instruct')).toEqual({ model_provider: 'local', model_id: 'llama-3.3-70b-instruct' });
+  });
+});
+
+describe('the choices forms offer', () => {
+  it("are exactly the API's enums", () => {
+    expect(ROLES).toEqual(UserRole.options);
+    expect(ORG_ROLES).toEqual(GrantOrgRoleInput.shape.role.options);
+    expect(VERDICTS).toEqual(DecideStageInput.shape.verdict.options);
+    expect(LEVELS).toEqual(SetupAgentRequest.shape.level.unwrap().options);
+    expect(RISK_LEVELS).toEqual(CreateApprovalInput.shape.risk_level.options);
+    expect(APPROVAL_STATUSES).toEqual(ListApprovalsInput.shape.status.unwrap().unwrap().options);
   });
 });

@@ -126,6 +126,14 @@ export function Select({ label, value, onValue, options, error, hint, disabled, 
   );
 }
 
+/** A form's onSubmit: stays on the page and runs `work`, which may wait for the API's schemas to load. */
+export function onSubmitted(work: () => Promise<void>): (e: Event) => void {
+  return (e) => {
+    e.preventDefault();
+    void work();
+  };
+}
+
 /** A submit button that cannot be pressed twice: disabled while its request is under way. */
 export function Submit({ pending, children, pendingText, class: className, disabled }: { pending: boolean; children: ComponentChildren; pendingText?: string; class?: string; disabled?: boolean }) {
   return (

@@ -1,6 +1,8 @@
 // The approvals queue's filters as they live in the URL (?status=&risk=&action=), so a filtered queue can be shared and survives reload.
-export const STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const;
-export const RISKS = ['low', 'medium', 'high', 'critical'] as const;
+import { APPROVAL_STATUSES, RISK_LEVELS } from './options.ts';
+
+export const STATUSES = APPROVAL_STATUSES;
+export const RISKS = RISK_LEVELS;
 
 type Status = (typeof STATUSES)[number];
 type Risk = (typeof RISKS)[number];

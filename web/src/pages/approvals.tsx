@@ -5,12 +5,12 @@ import { withIdempotencyKey, type RouterOutputs } from '../../../src/client/inde
 import { useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
-import { ApproveInput, CreateApprovalInput, ListApprovalsInput, RejectInput } from '../api/schemas.ts';
+import { validate } from '../api/validation.ts';
 import { trpc } from '../api/trpc.ts';
-import { Badge, Failure, Loading, Notice, PageTitle, Select, Submit, TextArea, TextInput } from '../components/ui.tsx';
+import { Badge, Failure, Loading, Notice, onSubmitted, PageTitle, Select, Submit, TextArea, TextInput } from '../components/ui.tsx';
 import { fromSearch, RISKS, STATUSES, toListFilters, toSearch, type FilterForm } from '../lib/approvalFilters.ts';
 import { useNow } from '../lib/clock.ts';
-import { check, optionalNumber, optionalText, type FieldErrors } from '../lib/forms.ts';
+import { optionalNumber, optionalText, type FieldErrors } from '../lib/forms.ts';
 import { dateTime, label, secondsLeft, timeLeft, URGENCY_TEXT } from '../lib/format.ts';
 import { IdempotencyKeys } from '../lib/idempotency.ts';
 import { describeFailure } from '../lib/problems.ts';
@@ -68,12 +68,11 @@ function Filters({ form }: { form: FilterForm }) {
       role="search"
       aria-label="Filter approvals"
       noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
-        const checked = check(ListApprovalsInput, { action_type: action.trim() === '' ? null : action.trim() });
+      onSubmit={onSubmitted(async () => {
+        const checked = await validate((s) => s.ListApprovalsInput, { action_type: action.trim() === '' ? null : action.trim() });
         setError(checked.ok ? undefined : checked.errors.action_type);
         if (checked.ok) go({ ...form, action });
-      }}
+      })}
     >
       <Select
         label="Status"
@@ -195,13 +194,12 @@ function Decision({ approval, mode, onCancel, onDone, onLostRace }: DecisionProp
     <form
       class="decision-form"
       noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
+      onSubmit={onSubmitted(async () => {
         const input = mode === 'approve' ? { approval_id: approval.id, comment: optionalText(text) } : { approval_id: approval.id, reason: text };
-        const checked = check(mode === 'approve' ? ApproveInput : RejectInput, input);
+        const checked = await validate((s) => (mode === 'approve' ? s.ApproveInput : s.RejectInput), input);
         setErrors(checked.ok ? {} : checked.errors);
         if (checked.ok) decide.submit(input);
-      }}
+      })}
     >
       <TextArea
         label={mode === 'approve' ? 'Comment (optional)' : 'Reason for rejecting'}
@@ -256,8 +254,7 @@ function NewApproval({ onCreated }: { onCreated: (title: string) => void }) {
       class="panel"
       aria-label="New approval request"
       noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
+      onSubmit={onSubmitted(async () => {
         const minutes = optionalNumber(v.ttl_minutes);
         const input = {
           action_type: v.action_type,
@@ -267,10 +264,10 @@ function NewApproval({ onCreated }: { onCreated: (title: string) => void }) {
           ttl_seconds: typeof minutes === 'number' ? minutes * 60 : minutes,
           task_id: optionalText(v.task_id),
         };
-        const checked = check(CreateApprovalInput, input);
+        const checked = await validate((s) => s.CreateApprovalInput, input);
         setErrors(checked.ok ? {} : checked.errors);
         if (checked.ok) create.submit(checked.data);
-      }}
+      })}
     >
       <h2>New approval request</h2>
       <TextInput label="Action type" value={v.action_type} onValue={set('action_type')} error={errors.action_type} hint="category:action, e.g. deploy:production" required />

@@ -5,10 +5,10 @@ import { useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel, keys } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
 import { queryClient } from '../api/queryClient.ts';
-import { ChangePasswordRequest, LoginRequest, SetupRequest } from '../api/schemas.ts';
+import { validate } from '../api/validation.ts';
 import { takeSessionNotice, trpc } from '../api/trpc.ts';
-import { Failure, Notice, PageTitle, Submit, TextInput } from '../components/ui.tsx';
-import { check, type FieldErrors } from '../lib/forms.ts';
+import { Failure, Notice, onSubmitted, PageTitle, Submit, TextInput } from '../components/ui.tsx';
+import type { FieldErrors } from '../lib/forms.ts';
 import { safeNext } from '../lib/routes.ts';
 import { navigate } from '../router.ts';
 
@@ -37,14 +37,13 @@ export function FirstRunPage() {
       <p>Nobody administers this organization yet. Create the CEO account: it runs the setup wizard and manages users.</p>
       <form
         noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
+        onSubmit={onSubmitted(async () => {
           const input = { username, password };
-          const checked = check(SetupRequest, input);
+          const checked = await validate((s) => s.SetupRequest, input);
           const found = passwordsMatch(password, confirm, checked.ok ? {} : checked.errors);
           setErrors(found);
           if (Object.keys(found).length === 0) setup.submit(input);
-        }}
+        })}
       >
         <TextInput label="Username" value={username} onValue={setUsername} error={errors.username} autoComplete="username" required />
         <TextInput
@@ -87,13 +86,12 @@ export function LoginPage({ search }: { search: string }) {
       {notice ? <Notice>{notice}</Notice> : null}
       <form
         noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
+        onSubmit={onSubmitted(async () => {
           const input = { username, password };
-          const checked = check(LoginRequest, input);
+          const checked = await validate((s) => s.LoginRequest, input);
           setErrors(checked.ok ? {} : checked.errors);
           if (checked.ok) login.submit(input);
-        }}
+        })}
       >
         <TextInput label="Username" value={username} onValue={setUsername} error={errors.username} autoComplete="username" required />
         <TextInput label="Password" type="password" value={password} onValue={setPassword} error={errors.password} autoComplete="current-password" required />
@@ -131,14 +129,13 @@ export function ChangePasswordPage({ forced }: { forced: boolean }) {
       {done ? <Notice>Password changed. Your other sessions have been signed out.</Notice> : null}
       <form
         noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
+        onSubmit={onSubmitted(async () => {
           const input = { current_password: current, new_password: next };
-          const checked = check(ChangePasswordRequest, input);
+          const checked = await validate((s) => s.ChangePasswordRequest, input);
           const found = passwordsMatch(next, confirm, checked.ok ? {} : checked.errors);
           setErrors(found);
           if (Object.keys(found).length === 0) change.submit(input);
-        }}
+        })}
       >
         <TextInput
           label="Current password"

@@ -5,16 +5,16 @@ import { withIdempotencyKey, type RouterInputs } from '../../../src/client/index
 import { useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
-import { DecideStageInput } from '../api/schemas.ts';
+import { validate } from '../api/validation.ts';
 import { trpc } from '../api/trpc.ts';
-import { Badge, Failure, Field, Loading, Notice, PageTitle, Submit, TextArea, TextInput } from '../components/ui.tsx';
-import { check, optionalText, type FieldErrors } from '../lib/forms.ts';
+import { Badge, Failure, Field, Loading, Notice, onSubmitted, PageTitle, Submit, TextArea, TextInput } from '../components/ui.tsx';
+import { optionalText, type FieldErrors } from '../lib/forms.ts';
 import { dateTime, label } from '../lib/format.ts';
 import { IdempotencyKeys } from '../lib/idempotency.ts';
+import { VERDICTS } from '../lib/options.ts';
 import { canDecideStages } from '../lib/roles.ts';
 import { navigate } from '../router.ts';
 
-const VERDICTS = DecideStageInput.shape.verdict.options;
 
 /** Where to look up a task by id. */
 export function ReviewsPage() {
@@ -26,12 +26,11 @@ export function ReviewsPage() {
       <p>Every task has review stages; open a task to see its decisions and decide the next stage.</p>
       <form
         noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          const checked = check(DecideStageInput.pick({ task_id: true }), { task_id: taskId.trim() });
+        onSubmit={onSubmitted(async () => {
+          const checked = await validate((s) => s.DecideStageInput.pick({ task_id: true }), { task_id: taskId.trim() });
           setError(checked.ok ? undefined : checked.errors.task_id);
           if (checked.ok) navigate(`/reviews/${encodeURIComponent(taskId.trim())}`);
-        }}
+        })}
       >
         <TextInput label="Task id" value={taskId} onValue={setTaskId} error={error} required />
         <button type="submit" class="primary">
@@ -96,12 +95,11 @@ function DecideStage({ taskId, onDecided }: { taskId: string; onDecided: (text: 
       class="panel"
       aria-label="Decide a stage"
       noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
-        const checked = check(DecideStageInput, { task_id: taskId, stage_name: stage, verdict, reason: optionalText(reason) });
+      onSubmit={onSubmitted(async () => {
+        const checked = await validate((s) => s.DecideStageInput, { task_id: taskId, stage_name: stage, verdict, reason: optionalText(reason) });
         setErrors(checked.ok ? {} : checked.errors);
         if (checked.ok) decide.submit(checked.data);
-      }}
+      })}
     >
       <h2>Decide a stage</h2>
       <TextInput label="Stage" value={stage} onValue={setStage} error={errors.stage_name} hint="e.g. code_review, security, qa" maxLength={128} required />

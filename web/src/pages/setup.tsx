@@ -5,13 +5,14 @@ import { withIdempotencyKey, type RouterInputs, type RouterOutputs } from '../..
 import { useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
-import { SetupAgentRequest, SetupCompanyRequest, UpdateAgentNameInput } from '../api/schemas.ts';
+import { validate } from '../api/validation.ts';
 import { trpc } from '../api/trpc.ts';
-import { Badge, Failure, Loading, Notice, PageTitle, Select, Submit, TextArea, TextInput } from '../components/ui.tsx';
-import { check, optionalNumber, optionalText, type FieldErrors } from '../lib/forms.ts';
+import { Badge, Failure, Loading, Notice, onSubmitted, PageTitle, Select, Submit, TextArea, TextInput } from '../components/ui.tsx';
+import { optionalNumber, optionalText, type FieldErrors } from '../lib/forms.ts';
 import { label } from '../lib/format.ts';
 import { IdempotencyKeys } from '../lib/idempotency.ts';
 import { modelChoices, splitModel, type ModelChoice } from '../lib/models.ts';
+import { LEVELS } from '../lib/options.ts';
 import { Link, navigate } from '../router.ts';
 
 type Agent = RouterOutputs['setup']['listAgents']['items'][number];
@@ -102,13 +103,12 @@ function LocalesStep({ onNext }: { onNext: () => void }) {
       class="panel"
       aria-labelledby="locales-title"
       noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
+      onSubmit={onSubmitted(async () => {
         if (!all && chosen.size === 0) return setError('Choose at least one locale, or all of them.');
         if (!all && chosen.size > 100) return setError('Choose at most 100 locales.');
         setError(undefined);
         save.submit(all ? ['__all__'] : [...chosen].sort());
-      }}
+      })}
     >
       <h2 id="locales-title">Name locales</h2>
       <p>Generated agent names (from a template or “Random name”) come from these locales.</p>
@@ -163,13 +163,12 @@ function CompanyStep({ onNext }: { onNext: () => void }) {
       class="panel"
       aria-labelledby="company-title"
       noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
+      onSubmit={onSubmitted(async () => {
         const input = { company_name: name, description: optionalText(description), template_name: template === '' ? null : template };
-        const checked = check(SetupCompanyRequest, input);
+        const checked = await validate((s) => s.SetupCompanyRequest, input);
         setErrors(checked.ok ? {} : checked.errors);
         if (checked.ok) create.submit(input);
-      }}
+      })}
     >
       <h2 id="company-title">Company</h2>
       {status.data?.has_company ? <Notice>A company exists already. Saving again replaces it; a template also replaces the agents.</Notice> : null}
@@ -285,13 +284,12 @@ function AgentCard({ agent: a, presets, choices, onSaid }: { agent: Agent; prese
         <form
           class="inline-form"
           noValidate
-          onSubmit={(e) => {
-            e.preventDefault();
+          onSubmit={onSubmitted(async () => {
             const input = { agent_index: a.agent_index, name };
-            const checked = check(UpdateAgentNameInput, input);
+            const checked = await validate((s) => s.UpdateAgentNameInput, input);
             setErrors(checked.ok ? {} : checked.errors);
             if (checked.ok) rename.submit(input);
-          }}
+          })}
         >
           <TextInput label={`Name of agent ${String(a.agent_index + 1)}`} value={name} onValue={setName} error={errors.name} maxLength={200} />
           <Submit pending={rename.isPending} class="secondary" disabled={busy || name === a.name} pendingText="Saving…">
@@ -304,10 +302,9 @@ function AgentCard({ agent: a, presets, choices, onSaid }: { agent: Agent; prese
         <form
           class="inline-form"
           noValidate
-          onSubmit={(e) => {
-            e.preventDefault();
+          onSubmit={onSubmitted(async () => {
             remodel.submit({ agent_index: a.agent_index, ...splitModel(model) });
-          }}
+          })}
         >
           <Select
             label={`Model of ${a.name}`}
@@ -322,10 +319,9 @@ function AgentCard({ agent: a, presets, choices, onSaid }: { agent: Agent; prese
         <form
           class="inline-form"
           noValidate
-          onSubmit={(e) => {
-            e.preventDefault();
+          onSubmit={onSubmitted(async () => {
             repersonality.submit({ agent_index: a.agent_index, personality_preset: preset });
-          }}
+          })}
         >
           <Select
             label={`Personality of ${a.name}`}
@@ -344,7 +340,6 @@ function AgentCard({ agent: a, presets, choices, onSaid }: { agent: Agent; prese
   );
 }
 
-const LEVELS = SetupAgentRequest.shape.level.unwrap().options;
 const NEW_AGENT = { name: '', role: '', department: 'engineering', level: 'mid', personality_preset: 'pragmatic_builder', model: '', model_provider: '', model_id: '', budget: '' };
 
 function AddAgent({ presets, choices, onAdded }: { presets: readonly Preset[]; choices: readonly ModelChoice[]; onAdded: (name: string) => void }) {
@@ -379,8 +374,7 @@ function AddAgent({ presets, choices, onAdded }: { presets: readonly Preset[]; c
       class="panel"
       aria-label="Add an agent"
       noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
+      onSubmit={onSubmitted(async () => {
         const input = {
           name: v.name,
           role: v.role,
@@ -390,10 +384,10 @@ function AddAgent({ presets, choices, onAdded }: { presets: readonly Preset[]; c
           ...picked,
           budget_limit_monthly: optionalNumber(v.budget),
         };
-        const checked = check(SetupAgentRequest, input);
+        const checked = await validate((s) => s.SetupAgentRequest, input);
         setErrors(checked.ok ? {} : checked.errors);
         if (checked.ok) add.submit(checked.data);
-      }}
+      })}
     >
       <h3>Add an agent</h3>
       <TextInput label="Name" value={v.name} onValue={set('name')} error={errors.name} maxLength={200} required />

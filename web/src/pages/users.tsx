@@ -5,20 +5,20 @@ import { withIdempotencyKey, type RouterInputs, type RouterOutputs } from '../..
 import { useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
-import { CreateUserInput, GrantOrgRoleInput, OrgRole, UserRole } from '../api/schemas.ts';
+import { validate } from '../api/validation.ts';
 import { trpc } from '../api/trpc.ts';
-import { Badge, Failure, Loading, Notice, PageTitle, Select, Submit, TextInput } from '../components/ui.tsx';
-import { check, type FieldErrors } from '../lib/forms.ts';
+import { Badge, Failure, Loading, Notice, onSubmitted, PageTitle, Select, Submit, TextInput } from '../components/ui.tsx';
+import type { FieldErrors } from '../lib/forms.ts';
 import { dateTime, label } from '../lib/format.ts';
 import { IdempotencyKeys } from '../lib/idempotency.ts';
+import { ORG_ROLES, ROLES } from '../lib/options.ts';
 import { isCeo } from '../lib/roles.ts';
 
 type User = RouterOutputs['users']['list']['items'][number];
 type Me = { id: string; username: string; role: string };
 
 // The CEO is made by first-run setup only (CONTRACT §4.3): no form offers the role.
-const ASSIGNABLE_ROLES = UserRole.options.filter((r) => r !== 'ceo');
-const ORG_ROLES = OrgRole.options;
+const ASSIGNABLE_ROLES = ROLES.filter((r) => r !== 'ceo');
 
 export function UsersPage({ me }: { me: Me }) {
   const list = useInfiniteQuery(queries.users());
@@ -120,16 +120,15 @@ function RoleAndDelete({ user: u, onSaid }: { user: User; onSaid: (text: string)
       await invalidateChannel('users');
     },
   });
-  const nextRole = UserRole.safeParse(role);
+  const nextRole = ASSIGNABLE_ROLES.find((r) => r === role);
   return (
     <div class="manage">
       <form
         class="inline-form"
         noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (nextRole.success) update.submit({ user_id: u.id, role: nextRole.data });
-        }}
+        onSubmit={onSubmitted(async () => {
+          if (nextRole) update.submit({ user_id: u.id, role: nextRole });
+        })}
       >
         <Select label={`Role of ${u.username}`} value={role} onValue={setRole} options={ASSIGNABLE_ROLES.map((r) => ({ value: r, label: label(r) }))} />
         <Submit pending={update.isPending} class="secondary" disabled={role === u.role} pendingText="Saving…">
@@ -185,19 +184,18 @@ function GrantOrgRole({ user: u, onSaid }: { user: User; onSaid: (text: string) 
     <form
       class="inline-form"
       noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
+      onSubmit={onSubmitted(async () => {
         const list = departments
           .split(',')
           .map((d) => d.trim())
           .filter((d) => d !== '');
         const input = { user_id: u.id, role, scoped_departments: scoped ? list : null };
-        const checked = check(GrantOrgRoleInput, input);
+        const checked = await validate((s) => s.GrantOrgRoleInput, input);
         const found = checked.ok ? {} : checked.errors;
         if (checked.ok && scoped && list.length === 0) found.scoped_departments = 'A department admin needs at least one department.';
         setErrors(found);
         if (checked.ok && Object.keys(found).length === 0) grant.submit(checked.data);
-      }}
+      })}
     >
       <Select label="Organization role" value={role} onValue={setRole} options={ORG_ROLES.map((r) => ({ value: r, label: label(r) }))} error={errors.role} />
       {scoped ? (
@@ -247,12 +245,11 @@ function NewUser({ onCreated }: { onCreated: (username: string) => void }) {
       class="panel"
       aria-label="Add a user"
       noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
-        const checked = check(CreateUserInput, v);
+      onSubmit={onSubmitted(async () => {
+        const checked = await validate((s) => s.CreateUserInput, v);
         setErrors(checked.ok ? {} : checked.errors);
         if (checked.ok) create.submit({ ...v, role: checked.data.role });
-      }}
+      })}
     >
       <h2>Add a user</h2>
       <TextInput label="Username" value={v.username} onValue={(username) => setV({ ...v, username })} error={errors.username} autoComplete="off" required />
