@@ -88,6 +88,7 @@ const EnvSchema = z.object({
   DB_POOL_MAX: int(20, 1, 1000),
   DB_ACQUIRE_TIMEOUT_MS: int(2000, 100, 60_000),
   REQUEST_TIMEOUT_S: int(30, 1, 3600),
+  DASHBOARD_ENABLED: bool(true),
 });
 
 /**
@@ -134,6 +135,8 @@ export type Config = Readonly<{
   dbAcquireTimeoutMs: number;
   /** Headers and body must arrive within this many seconds, else 408 (CONTRACT §2.4). */
   requestTimeoutS: number;
+  /** Serve the web dashboard at / (CONTRACT §4.9). */
+  dashboardEnabled: boolean;
 }>;
 
 export class ConfigError extends Error {
@@ -173,5 +176,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolMax: e.DB_POOL_MAX,
     dbAcquireTimeoutMs: e.DB_ACQUIRE_TIMEOUT_MS,
     requestTimeoutS: e.REQUEST_TIMEOUT_S,
+    dashboardEnabled: e.DASHBOARD_ENABLED,
   });
 }

@@ -7,6 +7,7 @@ import { systemClock, type Clock, type Deps } from './context/deps.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { loadSecret } from './db/secret.ts';
 import { loadProviderCatalogue } from './data/providerCatalogue.ts';
+import { DASHBOARD_DIR, loadDashboard } from './dashboard/assets.ts';
 import { nativePool } from './db/pool.ts';
 import { RequestLimiter } from './limits/limiter.ts';
 import { parseRateLimitOverrides, resolvePolicy } from './limits/policy.ts';
@@ -38,7 +39,9 @@ export async function createService(config: Config, logger: Logger, opts: { cloc
     // Its own store factory: the throttle stays on when the request limits are off.
     const loginThrottle = createLoginThrottle(createLimiterStores(limiterStore));
     const setupLatch = createSetupLatch();
-    const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, loginThrottle, setupLatch };
+    const dashboard = config.dashboardEnabled ? await loadDashboard() : null;
+    if (config.dashboardEnabled && !dashboard) logger.warn(`DASHBOARD_ENABLED but ${DASHBOARD_DIR} holds no build (npm run web:build); / is not served`);
+    const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, loginThrottle, setupLatch, dashboard };
     const app = await buildApp(deps);
     const stopSweeper = startApprovalExpirySweeper(deps);
     return {

@@ -1,6 +1,6 @@
 // CONTRACT §3.4 (rev. 2): names a person cannot tell apart are one name.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { confusableSkeleton, nfkcCasefold } from '../src/services/auth/usernames.ts';
+import { confusableSkeleton, nfkcCasefold } from '../src/services/auth/usernameKeys.ts';
 import type { TestService } from './helpers/service.ts';
 import { startWithCeo, type TestUser } from './helpers/users.ts';
 

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  DEFAULT_PROVIDERS_FILE,
+  defaultProvidersFile,
   ProviderCatalogueError,
   findModel,
   loadProviderCatalogue,
@@ -42,7 +42,7 @@ describe('the default catalogue', () => {
     for (const tier of ['large', 'medium', 'small'] as const) {
       expect(modelsByTier(catalogue, tier).length, tier).toBeGreaterThan(0);
     }
-    expect(loadProviderCatalogue(DEFAULT_PROVIDERS_FILE)).toEqual(catalogue);
+    expect(loadProviderCatalogue(defaultProvidersFile())).toEqual(catalogue);
   });
 });
 

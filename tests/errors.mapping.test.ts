@@ -17,7 +17,7 @@ import { DEFAULT_POOL_LIMITS, ormOptions } from '../src/db/ormConfig.ts';
 import { ApiError, ERROR_CODES, toApiError, toProblem, UNIQUE_VIOLATIONS } from '../src/errors.ts';
 import { freePort } from '../src/net/freePort.ts';
 import type { Role } from '../src/services/auth/roles.ts';
-import { usernameKey } from '../src/services/auth/usernames.ts';
+import { usernameKey } from '../src/services/auth/usernameKeys.ts';
 import { PROBLEM } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kysely } from '../src/db/kysely.ts';
-import { usernameKey } from '../src/services/auth/usernames.ts';
+import { usernameKey } from '../src/services/auth/usernameKeys.ts';
 import type { TestService } from './helpers/service.ts';
 import { createUser, startWithCeo, type TestUser } from './helpers/users.ts';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kysely } from '../src/db/kysely.ts';
 import { encodeCursor } from '../src/services/pagination.ts';
-import { usernameKey, usernameSkeletonKey } from '../src/services/auth/usernames.ts';
+import { usernameKey, usernameSkeletonKey } from '../src/services/auth/usernameKeys.ts';
 import type { TestService } from './helpers/service.ts';
 import { createUser, startWithCeoAndObserver, type TestUser } from './helpers/users.ts';
 

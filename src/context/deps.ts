@@ -2,6 +2,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
+import type { DashboardAssets } from '../dashboard/assets.ts';
 import type { ProviderCatalogue } from '../data/providerCatalogue.ts';
 import type { RequestLimiter } from '../limits/limiter.ts';
 import type { SetupLatch } from '../services/auth/auth.ts';
@@ -27,4 +28,6 @@ export type Deps = {
   loginThrottle: LoginThrottle;
   /** Whether first-run setup is known to be done, so setup and login stop asking the database. */
   setupLatch: SetupLatch;
+  /** The built web dashboard (CONTRACT §4.9); null when DASHBOARD_ENABLED=false or nothing is built. */
+  dashboard: DashboardAssets | null;
 };

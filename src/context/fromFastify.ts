@@ -1,6 +1,9 @@
 // Fastify glue: reads credentials and client facts off a request and maps the response sink onto the reply.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { COOKIE_NAMES } from './cookieNames.ts';
+// The request/reply cookie members come from this plugin's type augmentation; importing its types here
+// (rather than relying on app.ts) keeps `import type { AppRouter }` type-checking on its own (CONTRACT §4.7).
+import type {} from '@fastify/cookie';
 import { createContextInner, type ContextInner, type Credentials, type Deps, type ResponseSink } from './index.ts';
 
 // Tokens are base64url; anything else (spaces, NULs, 8 KB blobs) is not a credential at all.
@@ -49,4 +52,11 @@ export function contextFromFastify(deps: Deps, req: FastifyRequest, reply: Fasti
   });
   req.trace = ctx.trace;
   return ctx;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Shared with the request context; holds the user id once authenticated, for the access log. */
+    trace?: { userId: string | null };
+  }
 }

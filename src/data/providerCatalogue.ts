@@ -4,8 +4,13 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { ModelTier } from './templates.ts';
 
-/** The catalogue shipped with the repository, used when PROVIDERS_FILE is not set. */
-export const DEFAULT_PROVIDERS_FILE = fileURLToPath(new URL('./providers.default.json', import.meta.url));
+/**
+ * The catalogue shipped with the repository, used when PROVIDERS_FILE is not set. A function, not a
+ * constant, so the dashboard can bundle this module's schemas without node:url.
+ */
+export function defaultProvidersFile(): string {
+  return fileURLToPath(new URL('./providers.default.json', import.meta.url));
+}
 
 export const CatalogueModel = z.object({
   id: z.string().min(1).max(128).regex(/^\S+$/, 'must not contain whitespace'),
@@ -82,7 +87,7 @@ export function parseProviderCatalogue(data: unknown, file: string): ProviderCat
 }
 
 /** Reads and validates a catalogue file (default: the shipped one). Synchronous: it runs once at boot. */
-export function loadProviderCatalogue(filePath: string = DEFAULT_PROVIDERS_FILE): ProviderCatalogue {
+export function loadProviderCatalogue(filePath: string = defaultProvidersFile()): ProviderCatalogue {
   let text: string;
   try {
     text = readFileSync(filePath, 'utf8');

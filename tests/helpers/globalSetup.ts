@@ -8,6 +8,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { startEmbeddedPostgres } from '../../src/db/embedded.ts';
 import { migrateWithLock } from '../../src/db/migrate.ts';
 import { ormOptions } from '../../src/db/ormConfig.ts';
+import { ensureDashboard } from '../../scripts/web.ts';
 
 export const TEMPLATE_DB = 'agent_org_template';
 
@@ -18,6 +19,8 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  // The browser tests and the serving tests need web/dist as the sources are now, not as last built.
+  await ensureDashboard();
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'agent-org-test-'));
   // mkdtemp makes 0700; the embedded server may run as the `postgres` user and must reach its data dir.
   await fs.chmod(dir, 0o755);

@@ -1,10 +1,6 @@
 // Approvals: requests for a decision that move once, from pending to approved, rejected or expired.
 import { defineEntity, p } from '@mikro-orm/core';
-
-export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const;
-export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
-export const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
-export type RiskLevel = (typeof RISK_LEVELS)[number];
+import { APPROVAL_STATUSES, RISK_LEVELS, type ApprovalStatus, type RiskLevel } from '../values.ts';
 
 const sqlList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 

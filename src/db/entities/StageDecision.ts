@@ -1,8 +1,6 @@
 // Review-stage decisions: one final verdict per (task, stage), in the order they were taken.
 import { defineEntity, p } from '@mikro-orm/core';
-
-export const VERDICTS = ['pass', 'fail', 'skip'] as const;
-export type Verdict = (typeof VERDICTS)[number];
+import { VERDICTS, type Verdict } from '../values.ts';
 
 const sqlList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 

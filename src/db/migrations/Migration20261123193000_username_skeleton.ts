@@ -1,7 +1,7 @@
 // Usernames rev. 2: the key becomes a digest of NFKC_Casefold, and a unique confusable-skeleton digest is added.
 import { Migration } from '@mikro-orm/migrations';
 import { z } from 'zod';
-import { usernameKey, usernameSkeletonKey } from '../../services/auth/usernames.ts';
+import { usernameKey, usernameSkeletonKey } from '../../services/auth/usernameKeys.ts';
 
 const UserRows = z.array(z.object({ id: z.string(), username: z.string() }));
 

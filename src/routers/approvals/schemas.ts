@@ -1,6 +1,6 @@
 // Schemas of the approval endpoints: the create/decide bodies, the list query and ApprovalResponse.
 import { z } from 'zod';
-import { APPROVAL_STATUSES, RISK_LEVELS } from '../../db/entities/Approval.ts';
+import { APPROVAL_STATUSES, RISK_LEVELS } from '../../db/values.ts';
 import { page, pageQueryShape } from '../../services/pagination.ts';
 
 const MIN_TTL_SECONDS = 60;

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Context } from '../../context/index.ts';
 import * as auth from '../../services/auth/auth.ts';
 import { issueTicket } from '../../services/auth/wsTickets.ts';
+import { NoContent, noContent } from '../noContent.ts';
 import { authedProcedure, publicProcedure, router } from '../../trpc.ts';
 import { clearSessionCookies, setSessionCookies } from './cookies.ts';
 import {
@@ -64,10 +65,11 @@ export const authRouter = router({
       rest: { status: 204 },
       ignoresInput: true,
     })
-    .output(z.void())
+    .output(NoContent)
     .mutation(async ({ ctx }) => {
       await auth.logout({ em: ctx.em, clock: ctx.deps.clock }, [ctx.credentials.cookieToken, ctx.credentials.bearerToken]);
       clearSessionCookies(ctx.response, ctx.deps.config);
+      return undefined;
     }),
 
   refresh: publicProcedure
@@ -120,6 +122,6 @@ export const authRouter = router({
       limits: { op: 'auth.sessions_revoke' },
     })
     .input(RevokeSessionInput)
-    .output(z.void())
-    .mutation(({ ctx, input }) => auth.revokeSession({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input.session_id)),
+    .output(NoContent)
+    .mutation(({ ctx, input }) => noContent(auth.revokeSession({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input.session_id))),
 });

@@ -21,6 +21,7 @@ export const CapabilitiesResponse = z
     shared_rate_limits: z.boolean().describe('Rate limits are shared by every instance (PostgreSQL store).'),
     metrics: z.boolean().describe('A Prometheus /metrics endpoint is served.'),
     docs: z.boolean().describe('The reference UI at /docs is served.'),
+    dashboard: z.boolean().describe('The web dashboard is served at /.'),
   })
   .meta({ id: 'CapabilitiesResponse' });
 export type CapabilitiesResponse = z.infer<typeof CapabilitiesResponse>;

@@ -1,7 +1,7 @@
 // users.{list, get, create, updateRole, delete, grantOrgRole, revokeOrgRole}
-import { z } from 'zod';
 import { authedProcedure, ceoProcedure, router } from '../../trpc.ts';
 import { idempotently } from '../idempotency.ts';
+import { NoContent, noContent } from '../noContent.ts';
 import * as orgRoles from '../../services/users/orgRoles.ts';
 import * as users from '../../services/users/users.ts';
 import {
@@ -67,8 +67,10 @@ export const usersRouter = router({
       limits: { op: 'users.delete' },
     })
     .input(DeleteUserInput)
-    .output(z.void())
-    .mutation(({ ctx, input }) => users.deleteUser({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, { ...input, ifMatch: ctx.credentials.ifMatch })),
+    .output(NoContent)
+    .mutation(({ ctx, input }) =>
+      noContent(users.deleteUser({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, { ...input, ifMatch: ctx.credentials.ifMatch })),
+    ),
 
   grantOrgRole: ceoProcedure
     .meta({
@@ -88,6 +90,6 @@ export const usersRouter = router({
       limits: { op: 'users.revoke_org_role' },
     })
     .input(RevokeOrgRoleInput)
-    .output(z.void())
-    .mutation(({ ctx, input }) => orgRoles.revokeOrgRole({ em: ctx.em, clock: ctx.deps.clock }, { ...input, ifMatch: ctx.credentials.ifMatch })),
+    .output(NoContent)
+    .mutation(({ ctx, input }) => noContent(orgRoles.revokeOrgRole({ em: ctx.em, clock: ctx.deps.clock }, { ...input, ifMatch: ctx.credentials.ifMatch }))),
 });

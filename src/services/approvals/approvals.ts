@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Actor } from '../../context/index.ts';
 import type { Clock } from '../../context/deps.ts';
-import type { ApprovalStatus } from '../../db/entities/Approval.ts';
+import type { ApprovalStatus } from '../../db/values.ts';
 import { ApiError } from '../../errors.ts';
 import type { ApprovalResponse, CreateApprovalInput, ListApprovalsInput } from '../../routers/approvals/schemas.ts';
 import { assertIfMatch, etagOf } from '../etag.ts';

@@ -5,7 +5,7 @@ import type { Clock } from '../../context/deps.ts';
 import { insertUser, type StoredUser } from '../users/store.ts';
 import { assertPasswordPolicy, hashPassword } from './passwords.ts';
 import type { Role } from './roles.ts';
-import { usernameKey, usernameSkeletonKey } from './usernames.ts';
+import { usernameKey, usernameSkeletonKey } from './usernameKeys.ts';
 
 /**
  * Checks the password policy, hashes the password and inserts the user. A taken username or a second CEO

@@ -21,7 +21,7 @@ import {
   type SessionSettings,
 } from './sessions.ts';
 import * as store from './store.ts';
-import { usernameKey } from './usernames.ts';
+import { usernameKey } from './usernameKeys.ts';
 
 const INVALID_LOGIN = 'invalid username or password';
 

@@ -1,8 +1,9 @@
 // The capability report: one boolean per optional subsystem, computed from what this deployment wires.
+import type { DashboardAssets } from '../../dashboard/assets.ts';
 import type { RequestLimiter } from '../../limits/limiter.ts';
 import type { CapabilitiesResponse } from '../../routers/probes/schemas.ts';
 
-export function capabilities({ limiter }: { limiter: RequestLimiter | null }): CapabilitiesResponse {
+export function capabilities({ limiter, dashboard }: { limiter: RequestLimiter | null; dashboard: DashboardAssets | null }): CapabilitiesResponse {
   return {
     events: false,
     refresh_tokens: true,
@@ -10,5 +11,7 @@ export function capabilities({ limiter }: { limiter: RequestLimiter | null }): C
     shared_rate_limits: limiter?.storeKind === 'postgres',
     metrics: false,
     docs: true,
+    // Served only when enabled and built (see createService).
+    dashboard: dashboard !== null,
   };
 }

@@ -1,0 +1,106 @@
+// Real-browser tests: Debian's Chromium driven by playwright-core against the service listening on a real port.
+import fs from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { AxeResults, Result } from 'axe-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { REFRESH_COOKIE_PATH } from '../../src/routers/auth/cookies.ts';
+import { startTestService, type TestService } from './service.ts';
+import type { TestUser } from './users.ts';
+
+/** The system's Chromium (`apt-get install chromium`); playwright-core never downloads a browser. */
+export const CHROMIUM = '/usr/bin/chromium';
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+}
+
+export type ServedService = TestService & { origin: string };
+
+/**
+ * The real service on a fresh database, listening on a free local port (the browser needs a real socket).
+ * Its close() also cuts the browser's connections: Chromium keeps sockets open (keep-alive, preconnects)
+ * that would otherwise hold the server's close until they time out.
+ */
+export async function startServedService(opts: Parameters<typeof startTestService>[0] = {}): Promise<ServedService> {
+  const svc = await startTestService(opts);
+  try {
+    const origin = await svc.app.listen({ port: 0, host: '127.0.0.1' });
+    return {
+      ...svc,
+      origin,
+      async close() {
+        const closing = svc.close();
+        svc.app.server.closeAllConnections();
+        await closing;
+      },
+    };
+  } catch (error) {
+    await svc.close();
+    throw error;
+  }
+}
+
+/**
+ * A browser context holding `user`'s session cookies, as login would have set them (same names and
+ * paths, CONTRACT §3.2), so tests that are not about signing in skip the form.
+ */
+export async function signedInContext(browser: Browser, origin: string, user: TestUser, opts: { width?: number } = {}): Promise<BrowserContext> {
+  const context = await newContext(browser, opts);
+  const { hostname } = new URL(origin);
+  const cookie = { domain: hostname, sameSite: 'Strict' as const, secure: false };
+  await context.addCookies([
+    { ...cookie, name: 'session', value: user.token, path: '/api', httpOnly: true },
+    { ...cookie, name: 'csrf_token', value: user.csrfToken, path: '/', httpOnly: false },
+    { ...cookie, name: 'refresh_token', value: user.refreshToken, path: REFRESH_COOKIE_PATH, httpOnly: true },
+  ]);
+  return context;
+}
+
+export function newContext(browser: Browser, opts: { width?: number } = {}): Promise<BrowserContext> {
+  return browser.newContext({ viewport: { width: opts.width ?? 1100, height: 800 }, reducedMotion: 'reduce' });
+}
+
+/**
+ * Collects what the page reports as broken: uncaught exceptions, console errors (a CSP violation is one)
+ * and failed requests other than the 4xx answers the tests provoke on purpose.
+ */
+export function watchProblems(page: Page): { errors: string[] } {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    // A refused call is logged by Chromium as "Failed to load resource: ... 4xx"; the tests check those answers themselves.
+    if (m.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())) errors.push(`console: ${m.text()}`);
+  });
+  return { errors };
+}
+
+const require = createRequire(import.meta.url);
+let axeSource: Promise<string> | undefined;
+
+/** axe-core's serious and critical violations on the current page (WCAG 2.x A/AA rules and best practices). */
+export async function seriousViolations(page: Page): Promise<Result[]> {
+  axeSource ??= fs.readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
+  // Evaluated through the DevTools protocol, which the page's CSP does not govern (no script element is added).
+  await page.evaluate(await axeSource);
+  const results = await page.evaluate<AxeResults>('axe.run(document, { resultTypes: ["violations"] })');
+  return results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/** A readable summary of violations for assertion messages. */
+export function describeViolations(violations: readonly Result[]): string {
+  return violations.map((v) => `${v.id} (${v.impact ?? '?'}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`).join('\n');
+}
+
+/** Saves a PNG when SCREENSHOT_DIR is set (how docs/*.png are made: see README, "Developing the UI"). */
+export async function snap(page: Page, name: string): Promise<void> {
+  const dir = process.env.SCREENSHOT_DIR;
+  if (!dir) return;
+  await fs.mkdir(dir, { recursive: true });
+  await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
+}
+
+/** Horizontal overflow of the document in CSS pixels (0 when nothing scrolls sideways). */
+export function horizontalOverflow(page: Page): Promise<number> {
+  return page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+}

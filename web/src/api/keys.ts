@@ -1,0 +1,31 @@
+// Query keys, each rooted in the event channel (CONTRACT §4.8) whose events change that data.
+import { queryClient } from './queryClient.ts';
+
+/**
+ * A query key starts with the channel that reports changes to its data, so one call refreshes everything a
+ * change touches: mutations call `invalidateChannel` on success, and the live module (events.subscribe)
+ * only has to call it for each event it receives.
+ */
+export type Channel = 'approvals' | 'reviews' | 'users' | 'setup' | 'sessions';
+
+export const keys = {
+  setupStatus: ['setup', 'status'],
+  templates: ['setup', 'templates'],
+  agents: ['setup', 'agents'],
+  availableLocales: ['setup', 'available-locales'],
+  locales: ['setup', 'locales'],
+  presets: ['setup', 'presets'],
+  me: ['users', 'me'],
+  users: ['users', 'list'],
+  sessions: (scope: 'own' | 'all') => ['sessions', scope] as const,
+  approvals: (filters: object) => ['approvals', 'list', filters] as const,
+  stages: (taskId: string) => ['reviews', taskId] as const,
+  // Not tied to a channel: probes change on their own and are read on demand.
+  health: ['probes', 'health'],
+  readiness: ['probes', 'readiness'],
+  capabilities: ['probes', 'capabilities'],
+} as const;
+
+export function invalidateChannel(channel: Channel): Promise<void> {
+  return queryClient.invalidateQueries({ queryKey: [channel] });
+}

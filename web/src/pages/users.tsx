@@ -1,0 +1,278 @@
+// Users and their organization roles; the CEO's actions (add, change role, delete, grant and revoke org roles) are shown to the CEO only.
+import { useInfiniteQuery } from '@tanstack/preact-query';
+import { useRef, useState } from 'preact/hooks';
+import { withIdempotencyKey, type RouterInputs, type RouterOutputs } from '../../../src/client/index.ts';
+import { useSubmit } from '../api/useSubmit.ts';
+import { invalidateChannel } from '../api/keys.ts';
+import { queries } from '../api/queries.ts';
+import { validate } from '../api/validation.ts';
+import { trpc } from '../api/trpc.ts';
+import { Badge, Failure, Loading, Notice, onSubmitted, PageTitle, Select, Submit, TextInput } from '../components/ui.tsx';
+import type { FieldErrors } from '../lib/forms.ts';
+import { dateTime, label } from '../lib/format.ts';
+import { IdempotencyKeys } from '../lib/idempotency.ts';
+import { ORG_ROLES, ROLES } from '../lib/options.ts';
+import { isCeo } from '../lib/roles.ts';
+
+type User = RouterOutputs['users']['list']['items'][number];
+type Me = { id: string; username: string; role: string };
+
+// The CEO is made by first-run setup only (CONTRACT §4.3): no form offers the role.
+const ASSIGNABLE_ROLES = ROLES.filter((r) => r !== 'ceo');
+
+export function UsersPage({ me }: { me: Me }) {
+  const list = useInfiniteQuery(queries.users());
+  const [said, setSaid] = useState<string | null>(null);
+  const users = list.data?.pages.flatMap((p) => p.items) ?? [];
+  const ceo = isCeo(me.role);
+  return (
+    <section>
+      <PageTitle title="Users">Users</PageTitle>
+      {ceo ? <NewUser onCreated={(name) => setSaid(`User ${name} created. They choose their own password at first sign-in.`)} /> : null}
+      <div aria-live="polite">{said ? <Notice>{said}</Notice> : null}</div>
+      {list.isPending ? <Loading what="users" /> : null}
+      <Failure error={list.error} />
+      <ul class="cards" aria-label="Users">
+        {users.map((u) => (
+          <li key={u.id}>
+            <UserCard user={u} me={me} ceo={ceo} onSaid={setSaid} />
+          </li>
+        ))}
+      </ul>
+      {list.hasNextPage ? (
+        <button type="button" onClick={() => void list.fetchNextPage()} disabled={list.isFetchingNextPage}>
+          {list.isFetchingNextPage ? 'Loading…' : 'Show more'}
+        </button>
+      ) : null}
+    </section>
+  );
+}
+
+function UserCard({ user: u, me, ceo, onSaid }: { user: User; me: Me; ceo: boolean; onSaid: (text: string) => void }) {
+  // Neither oneself nor the CEO can be re-roled or deleted (CONTRACT §4.3); the controls are not offered.
+  const manageable = ceo && u.id !== me.id && u.role !== 'ceo';
+  return (
+    <article class="card" aria-labelledby={`user-${u.id}`}>
+      <header class="card-head">
+        <h2 id={`user-${u.id}`}>{u.username}</h2>
+        <div class="badges">
+          <Badge kind="role">{label(u.role)}</Badge>
+          {u.must_change_password ? <Badge kind="pending">Must change password</Badge> : null}
+        </div>
+      </header>
+      <p class="meta">Added {dateTime(u.created_at)}</p>
+      <OrgRoles user={u} ceo={ceo} onSaid={onSaid} />
+      {manageable ? <RoleAndDelete user={u} onSaid={onSaid} /> : null}
+      {ceo ? <GrantOrgRole user={u} onSaid={onSaid} /> : null}
+    </article>
+  );
+}
+
+function OrgRoles({ user: u, ceo, onSaid }: { user: User; ceo: boolean; onSaid: (text: string) => void }) {
+  const revoke = useSubmit({
+    mutationFn: (input: RouterInputs['users']['revokeOrgRole']) => trpc.users.revokeOrgRole.mutate(input),
+    onSuccess: async (_, input) => {
+      onSaid(`Removed ${label(input.role)} from ${u.username}.`);
+      await invalidateChannel('users');
+    },
+  });
+  if (u.org_roles.length === 0) return <p class="meta">No organization roles.</p>;
+  return (
+    <div>
+      <ul class="chips" aria-label={`Organization roles of ${u.username}`}>
+        {u.org_roles.map((r) => (
+          <li key={r} class="chip">
+            {label(r)}
+            {r === 'department_admin' && u.scoped_departments.length > 0 ? ` (${u.scoped_departments.join(', ')})` : ''}
+            {ceo ? (
+              <button
+                type="button"
+                class="chip-remove"
+                aria-label={`Remove ${label(r)} from ${u.username}`}
+                disabled={revoke.isPending}
+                onClick={() => revoke.submit({ user_id: u.id, role: r })}
+              >
+                ×
+              </button>
+            ) : null}
+          </li>
+        ))}
+      </ul>
+      <Failure error={revoke.error} />
+    </div>
+  );
+}
+
+function RoleAndDelete({ user: u, onSaid }: { user: User; onSaid: (text: string) => void }) {
+  const [role, setRole] = useState<string>(u.role);
+  const [confirming, setConfirming] = useState(false);
+  const update = useSubmit({
+    mutationFn: (input: RouterInputs['users']['updateRole']) => trpc.users.updateRole.mutate(input),
+    onSuccess: async (updated) => {
+      onSaid(`${updated.username} is now ${label(updated.role)}.`);
+      await invalidateChannel('users');
+    },
+  });
+  const remove = useSubmit({
+    mutationFn: () => trpc.users.delete.mutate({ user_id: u.id }),
+    onSuccess: async () => {
+      onSaid(`User ${u.username} deleted; their sessions have ended.`);
+      await invalidateChannel('users');
+    },
+  });
+  const nextRole = ASSIGNABLE_ROLES.find((r) => r === role);
+  return (
+    <div class="manage">
+      <form
+        class="inline-form"
+        noValidate
+        onSubmit={onSubmitted(async () => {
+          if (nextRole) update.submit({ user_id: u.id, role: nextRole });
+        })}
+      >
+        <Select label={`Role of ${u.username}`} value={role} onValue={setRole} options={ASSIGNABLE_ROLES.map((r) => ({ value: r, label: label(r) }))} />
+        <Submit pending={update.isPending} class="secondary" disabled={role === u.role} pendingText="Saving…">
+          Change role
+        </Submit>
+      </form>
+      <Failure error={update.error} />
+      {confirming ? (
+        <div class="confirm" role="group" aria-label={`Confirm deleting ${u.username}`}>
+          <p>Delete {u.username}? Their sessions end at once. This cannot be undone.</p>
+          <div class="actions">
+            <button type="button" class="danger" onClick={() => remove.submit()} disabled={remove.isPending}>
+              {remove.isPending ? 'Deleting…' : `Delete ${u.username}`}
+            </button>
+            <button type="button" onClick={() => setConfirming(false)} disabled={remove.isPending}>
+              Keep
+            </button>
+          </div>
+        </div>
+      ) : (
+        <button type="button" class="danger-outline" onClick={() => setConfirming(true)}>
+          Delete…
+        </button>
+      )}
+      <Failure error={remove.error} />
+    </div>
+  );
+}
+
+function GrantOrgRole({ user: u, onSaid }: { user: User; onSaid: (text: string) => void }) {
+  const [open, setOpen] = useState(false);
+  const [role, setRole] = useState<string>('viewer');
+  const [departments, setDepartments] = useState('');
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const grant = useSubmit({
+    mutationFn: (input: RouterInputs['users']['grantOrgRole']) => trpc.users.grantOrgRole.mutate(input),
+    onSuccess: async (_, input) => {
+      setOpen(false);
+      setDepartments('');
+      onSaid(`${u.username} is now ${label(input.role)}.`);
+      await invalidateChannel('users');
+    },
+  });
+  if (!open) {
+    return (
+      <button type="button" class="secondary" onClick={() => setOpen(true)}>
+        Grant organization role…
+      </button>
+    );
+  }
+  const scoped = role === 'department_admin';
+  return (
+    <form
+      class="inline-form"
+      noValidate
+      onSubmit={onSubmitted(async () => {
+        const list = departments
+          .split(',')
+          .map((d) => d.trim())
+          .filter((d) => d !== '');
+        const input = { user_id: u.id, role, scoped_departments: scoped ? list : null };
+        const checked = await validate((s) => s.GrantOrgRoleInput, input);
+        const found = checked.ok ? {} : checked.errors;
+        if (checked.ok && scoped && list.length === 0) found.scoped_departments = 'A department admin needs at least one department.';
+        setErrors(found);
+        if (checked.ok && Object.keys(found).length === 0) grant.submit(checked.data);
+      })}
+    >
+      <Select label="Organization role" value={role} onValue={setRole} options={ORG_ROLES.map((r) => ({ value: r, label: label(r) }))} error={errors.role} />
+      {scoped ? (
+        <TextInput label="Departments" value={departments} onValue={setDepartments} error={errors.scoped_departments} hint="Comma-separated, e.g. engineering, design" />
+      ) : null}
+      <Failure error={grant.error} />
+      <div class="actions">
+        <Submit pending={grant.isPending} pendingText="Granting…">
+          Grant
+        </Submit>
+        <button type="button" onClick={() => setOpen(false)} disabled={grant.isPending}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+const EMPTY = { username: '', password: '', role: 'observer' };
+
+function NewUser({ onCreated }: { onCreated: (username: string) => void }) {
+  const [open, setOpen] = useState(false);
+  const [v, setV] = useState(EMPTY);
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const keys = useRef(new IdempotencyKeys()).current;
+  const create = useSubmit({
+    mutationFn: (input: RouterInputs['users']['create']) => trpc.users.create.mutate(input, withIdempotencyKey(keys.keyFor(input))),
+    onSuccess: async (user) => {
+      keys.settled();
+      setV(EMPTY);
+      setOpen(false);
+      onCreated(user.username);
+      await invalidateChannel('users');
+    },
+  });
+  if (!open) {
+    return (
+      <p>
+        <button type="button" onClick={() => setOpen(true)}>
+          Add a user…
+        </button>
+      </p>
+    );
+  }
+  return (
+    <form
+      class="panel"
+      aria-label="Add a user"
+      noValidate
+      onSubmit={onSubmitted(async () => {
+        const checked = await validate((s) => s.CreateUserInput, v);
+        setErrors(checked.ok ? {} : checked.errors);
+        if (checked.ok) create.submit({ ...v, role: checked.data.role });
+      })}
+    >
+      <h2>Add a user</h2>
+      <TextInput label="Username" value={v.username} onValue={(username) => setV({ ...v, username })} error={errors.username} autoComplete="off" required />
+      <TextInput
+        label="Initial password"
+        type="password"
+        value={v.password}
+        onValue={(password) => setV({ ...v, password })}
+        error={errors.password}
+        hint="The user must replace it at first sign-in."
+        autoComplete="new-password"
+        required
+      />
+      <Select label="Role" value={v.role} onValue={(role) => setV({ ...v, role })} options={ASSIGNABLE_ROLES.map((r) => ({ value: r, label: label(r) }))} error={errors.role} />
+      <Failure error={create.error} />
+      <div class="actions">
+        <Submit pending={create.isPending} pendingText="Adding…">
+          Add user
+        </Submit>
+        <button type="button" onClick={() => setOpen(false)} disabled={create.isPending}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
