@@ -8,6 +8,7 @@ import type { Deps } from './context/deps.ts';
 import { contextFromFastify } from './context/fromFastify.ts';
 import { ApiError, toApiError } from './errors.ts';
 import { appRouter, type AppRouter } from './routers/index.ts';
+import { eventRoutes } from './events/plugin.ts';
 import { docsRoutes } from './rest/docs.ts';
 import { restFacade } from './rest/facade.ts';
 import { openApiRoute } from './rest/openapi.ts';
@@ -97,6 +98,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(restFacade, { deps, corsEnabled });
   await app.register(openApiRoute, { deps });
   await app.register(docsRoutes, { deps });
+  await app.register(eventRoutes, { deps, corsEnabled });
 
   const trpcOptions: FastifyTRPCPluginOptions<AppRouter>['trpcOptions'] = {
     router: appRouter,

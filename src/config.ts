@@ -60,6 +60,8 @@ const EnvSchema = z.object({
     .pipe(z.array(z.url({ error: 'each origin must be a URL such as https://app.example.com' }))),
   PROVIDERS_FILE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  EVENT_RETENTION_S: int(86_400, 60, 2_592_000),
+  EVENTS_MAX_STREAMS_PER_USER: int(10, 1, 1000),
 });
 
 export type Config = Readonly<{
@@ -80,6 +82,8 @@ export type Config = Readonly<{
   corsOrigins: readonly string[];
   providersFile: string | undefined;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  eventRetentionS: number;
+  eventsMaxStreamsPerUser: number;
 }>;
 
 export class ConfigError extends Error {
@@ -115,5 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: Object.freeze([...e.CORS_ORIGINS]),
     providersFile: e.PROVIDERS_FILE,
     logLevel: e.LOG_LEVEL,
+    eventRetentionS: e.EVENT_RETENTION_S,
+    eventsMaxStreamsPerUser: e.EVENTS_MAX_STREAMS_PER_USER,
   });
 }

@@ -11,10 +11,11 @@ import { nativePool } from './db/pool.ts';
 import { RequestLimiter } from './limits/limiter.ts';
 import { parseRateLimitOverrides, resolvePolicy } from './limits/policy.ts';
 import { startApprovalExpirySweeper } from './services/approvals/expiry.ts';
+import { EventsRuntime, type EventsTimings } from './events/runtime.ts';
 
 export type Service = { app: FastifyInstance; db: Database; deps: Deps; close(): Promise<void> };
 
-export async function createService(config: Config, logger: Logger, opts: { clock?: Clock; database?: Database } = {}): Promise<Service> {
+export async function createService(config: Config, logger: Logger, opts: { clock?: Clock; database?: Database; eventTimings?: Partial<EventsTimings> } = {}): Promise<Service> {
   const startedAt = performance.now();
   // Validated before anything starts, so a broken PROVIDERS_FILE stops the boot with its own message.
   const providers = config.providersFile ? loadProviderCatalogue(config.providersFile) : loadProviderCatalogue();
@@ -37,19 +38,27 @@ export async function createService(config: Config, logger: Logger, opts: { cloc
           now: () => clock.now().getTime(),
         })
       : null;
-    const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter };
-    const app = await buildApp(deps);
-    const stopSweeper = startApprovalExpirySweeper(deps);
-    return {
-      app,
-      db,
-      deps,
-      async close() {
-        stopSweeper();
-        await app.close();
-        if (!opts.database) await db.close();
-      },
-    };
+    const events = await EventsRuntime.start({ config, orm: db.orm, clock, logger }, db.url, opts.eventTimings);
+    try {
+      const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, events };
+      const app = await buildApp(deps);
+      const stopSweeper = startApprovalExpirySweeper(deps);
+      return {
+        app,
+        db,
+        deps,
+        async close() {
+          stopSweeper();
+          // Streams end first (inside app.close's preClose); the listener and jobs stop once requests are done.
+          await app.close();
+          await events.stop();
+          if (!opts.database) await db.close();
+        },
+      };
+    } catch (error) {
+      await events.stop();
+      throw error;
+    }
   } catch (error) {
     if (!opts.database) await db.close();
     throw error;

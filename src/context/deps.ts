@@ -3,6 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { ProviderCatalogue } from '../data/providerCatalogue.ts';
+import type { EventsRuntime } from '../events/runtime.ts';
 import type { RequestLimiter } from '../limits/limiter.ts';
 
 /** Time source; injected so expiry, windows and sessions are testable without sleeping. */
@@ -21,4 +22,6 @@ export type Deps = {
   providers: ProviderCatalogue;
   /** CONTRACT §5 rate limits; null when RATE_LIMITS_ENABLED=false. */
   limiter: RequestLimiter | null;
+  /** Live events of this instance (CONTRACT §4.8): fan-out, stream admission, retention. */
+  events: EventsRuntime;
 };

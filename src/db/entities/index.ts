@@ -1,5 +1,8 @@
 // Every entity the ORM knows; adding one here is how a table joins the schema (then `npm run db:migration:create`).
 import { AppSettingSchema } from './AppSetting.ts';
+import { EventSchema } from './Event.ts';
+import { EventRetentionSchema } from './EventRetention.ts';
+import { EventStreamSchema } from './EventStream.ts';
 import { ApprovalSchema } from './Approval.ts';
 import { RefreshTokenSchema } from './RefreshToken.ts';
 import { SessionSchema } from './Session.ts';
@@ -10,4 +13,4 @@ import { UserSchema } from './User.ts';
 import { UserOrgRoleSchema } from './UserOrgRole.ts';
 import { WsTicketSchema } from './WsTicket.ts';
 
-export const entities = [AppSettingSchema, UserSchema, UserOrgRoleSchema, SessionSchema, RefreshTokenSchema, WsTicketSchema, SetupStateSchema, SetupAgentSchema, ApprovalSchema, StageDecisionSchema];
+export const entities = [AppSettingSchema, UserSchema, UserOrgRoleSchema, SessionSchema, RefreshTokenSchema, WsTicketSchema, SetupStateSchema, SetupAgentSchema, ApprovalSchema, StageDecisionSchema, EventSchema, EventRetentionSchema, EventStreamSchema];
