@@ -119,21 +119,21 @@ export class EventSocket implements Outlet {
       return void this.badFrame('malformed JSON');
     }
     const kind = ClientFrameType.safeParse(parsed);
-    if (!kind.success) return void this.badFrame(describeZodError(kind.error));
+    if (!kind.success) return void this.badFrame(describeZodError(kind.error, locate));
     switch (kind.data.type) {
       case 'ping': {
         const frame = CLIENT_FRAMES.ping.safeParse(parsed);
-        if (!frame.success) return void this.badFrame(describeZodError(frame.error));
+        if (!frame.success) return void this.badFrame(describeZodError(frame.error, locate));
         return void this.write('{"type":"pong"}');
       }
       case 'unsubscribe': {
         const frame = CLIENT_FRAMES.unsubscribe.safeParse(parsed);
-        if (!frame.success) return void this.badFrame(describeZodError(frame.error));
+        if (!frame.success) return void this.badFrame(describeZodError(frame.error, locate));
         return void this.subscribed(this.stream.unsubscribe(frame.data.channels));
       }
       case 'subscribe': {
         const frame = CLIENT_FRAMES.subscribe.safeParse(parsed);
-        if (!frame.success) return void this.badFrame(describeZodError(frame.error));
+        if (!frame.success) return void this.badFrame(describeZodError(frame.error, locate));
         const since = frame.data.since === undefined ? undefined : Number(frame.data.since);
         return this.stream.subscribe(frame.data.channels, since, (channels) => this.subscribed(channels)).catch((error: unknown) => {
           const apiError = toApiError(error);
@@ -161,6 +161,11 @@ export class EventSocket implements Outlet {
     this.error(ApiError.badRequest(detail));
     if (this.badFrames >= MAX_BAD_FRAMES) this.close(CLOSE.policyViolation, 'too many malformed frames');
   }
+}
+
+/** Names a field of a frame the way the client wrote it (`channels.1`), or the frame itself. */
+function locate(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? 'frame' : path.map(String).join('.');
 }
 
 function rawText(data: RawData): string {

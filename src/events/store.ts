@@ -82,17 +82,18 @@ export type TicketHolder = { userId: string; sessionId: string; username: string
  * redemptions exactly one gets the row. Null when unknown, expired, used, or its session has ended.
  */
 export async function redeemTicket(em: EntityManager, ticketHash: string, now: Date): Promise<TicketHolder | null> {
+  // Unaliased: MikroORM's Kysely plugin does not map property names behind an alias of an UPDATE's table.
   const row = await kysely(em)
-    .updateTable('ws_tickets as t')
-    .from(['sessions as s', 'users as u'])
+    .updateTable('ws_tickets')
+    .from(['sessions', 'users'])
     .set({ redeemedAt: now })
-    .where('t.ticketHash', '=', ticketHash)
-    .where('t.redeemedAt', 'is', null)
-    .where('t.expiresAt', '>', now)
-    .whereRef('s.id', '=', 't.sessionId')
-    .where('s.revokedAt', 'is', null)
-    .whereRef('u.id', '=', 't.userId')
-    .returning(['t.userId', 't.sessionId', 'u.username', 'u.role', 'u.mustChangePassword'])
+    .where('ws_tickets.ticketHash', '=', ticketHash)
+    .where('ws_tickets.redeemedAt', 'is', null)
+    .where('ws_tickets.expiresAt', '>', now)
+    .whereRef('sessions.id', '=', 'ws_tickets.sessionId')
+    .where('sessions.revokedAt', 'is', null)
+    .whereRef('users.id', '=', 'ws_tickets.userId')
+    .returning(['ws_tickets.userId', 'ws_tickets.sessionId', 'users.username', 'users.role', 'users.mustChangePassword'])
     .executeTakeFirst();
   return row ? holder(row) : null;
 }

@@ -83,9 +83,9 @@ export class TestSocket {
   }
 
   /** Opens a socket with a fresh ticket of `user` (or the given ticket). */
-  static async open(base: string, who: TestUser | { ticket: string }): Promise<TestSocket> {
+  static async open(base: string, who: TestUser | { ticket: string }, headers: Record<string, string> = {}): Promise<TestSocket> {
     const ticket = 'ticket' in who ? who.ticket : await ticketFor(who);
-    const ws = new WebSocket(`${base}/api/v1/ws?ticket=${encodeURIComponent(ticket)}`);
+    const ws = new WebSocket(`${base}/api/v1/ws?ticket=${encodeURIComponent(ticket)}`, { headers });
     const socket = new TestSocket(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
