@@ -40,6 +40,11 @@ export class EventSocket implements Outlet {
 
   /** Heartbeat step: pings when due, and drops a socket silent for longer than `silenceLimitMs`. */
   heartbeat(now: number, pingIntervalMs: number, silenceLimitMs: number): void {
+    // A closing socket is left to the close handshake's own timeout (ws: 30 s), so a client that pauses
+    // reading and resumes still reads its close frame (e.g. 1013) instead of a dropped connection.
+    if (this.closing) return;
+    // While frames are being worked through, reading is paused: the silence is the server's, not the client's.
+    if (this.busy) return;
     if (now - this.lastHeard > silenceLimitMs) {
       this.stream.close();
       this.ws.terminate();
@@ -106,6 +111,7 @@ export class EventSocket implements Outlet {
     } finally {
       this.busy = false;
       this.inbox.length = 0;
+      this.lastHeard = Date.now();
     }
   }
 
