@@ -32,7 +32,7 @@ export const EventId = z
 /** `user`: delivered only to the user the event names as its audience; `all`: to every authorized subscriber. */
 type Audience = 'all' | 'user';
 
-function eventType<const T extends string, const C extends Channel, S extends z.ZodType>(type: T, channel: C, data: S, audience: Audience, description: string) {
+function eventType<const T extends string, const C extends Channel, S extends z.ZodType, const A extends Audience>(type: T, channel: C, data: S, audience: A, description: string) {
   const schema = z
     .object({
       id: EventId,

@@ -26,12 +26,29 @@ export async function eventRoutes(app: FastifyInstance, opts: { deps: Deps; cors
 
   await app.register(websocket, {
     options: { maxPayload: MAX_FRAME_BYTES },
-    // Instead of the plugin's own close without a code: sockets get 1001, subscriptions end, clients reconnect.
+    // Instead of the plugin's own close without a code: sockets get 1001, subscriptions end, clients
+    // reconnect. That waits until the server has stopped accepting (Fastify closes it right after
+    // preClose), and the connections the ended subscriptions leave idle are closed as they appear: a
+    // reconnecting EventSource must meet a refused connection (and retry, elsewhere), not this instance's
+    // 503 on a kept-alive one, which it takes as final.
     preClose: (done) => {
-      runtime.shutdownStreams();
+      const deadline = Date.now() + 1000;
+      const endStreams = () => {
+        if (app.server.listening && Date.now() < deadline) {
+          setTimeout(endStreams, 5);
+          return;
+        }
+        runtime.shutdownStreams();
+        idleSweep = setInterval(() => app.server.closeIdleConnections(), 10);
+        idleSweep.unref();
+      };
+      setImmediate(endStreams);
       done();
     },
   });
+
+  let idleSweep: NodeJS.Timeout | undefined;
+  app.addHook('onClose', async () => clearInterval(idleSweep));
 
   const admissions = new WeakMap<FastifyRequest, Admission>();
   const sockets = new Set<EventSocket>();

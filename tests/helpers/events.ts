@@ -6,12 +6,12 @@ import type { TestService } from './service.ts';
 import type { TestUser } from './users.ts';
 
 /** A `user.deleted` payload: the smallest event, unique by its `id`. */
-export function marker(label = randomUUID()) {
+export function marker(label: string = randomUUID()) {
   return { id: label, username: `u-${label}` };
 }
 
 /** Records `user.deleted` events (one transaction each, in order) and returns their markers. */
-export async function recordMarkers(svc: TestService, count: number, prefix = randomUUID()): Promise<string[]> {
+export async function recordMarkers(svc: TestService, count: number, prefix: string = randomUUID()): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     const data = marker(`${prefix}-${String(i)}`);
@@ -73,7 +73,8 @@ export class TestSocket {
     ws.on('message', (data, isBinary) => {
       if (isBinary) throw new Error('binary frame from the server');
       const text = Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8');
-      this.frames.push(JSON.parse(text));
+      const frame: Frame = JSON.parse(text);
+      this.frames.push(frame);
       this.wake();
     });
     this.closed = new Promise((resolve) => ws.on('close', (code, reason) => {
