@@ -1,9 +1,10 @@
-// The transactional outbox: an event exists iff its transaction commits, and ids follow COMMIT order.
+// The transactional outbox: an event exists iff its transaction commits; ids are given at publication, never before the commit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordEvent } from '../src/events/record.ts';
-import { eventsAfter, latestEventId } from '../src/events/store.ts';
-import { approvalData, marker, sleep } from './helpers/events.ts';
+import { eventsAfter, latestEventId, publishEvents } from '../src/events/store.ts';
+import { kysely } from '../src/db/kysely.ts';
+import { approvalData, marker, sleep, until } from './helpers/events.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
 let svc: TestService;
@@ -14,7 +15,9 @@ afterAll(() => svc.close());
 
 const fresh = () => svc.deps.orm.em.fork();
 const record = (tx: EntityManager, label: string) => recordEvent(tx, { type: 'user.deleted', actor: 'tester', data: marker(label) });
+/** Published events after `id`, once everything committed so far has been published. */
 async function rowsAfter(id: number) {
+  await svc.deps.events.publish();
   return eventsAfter(fresh(), id, 10_000);
 }
 const labelOf = (row: { data: Record<string, unknown> }) => row.data.id;
@@ -40,6 +43,20 @@ describe('recordEvent', () => {
     ).rejects.toThrow('the change failed');
     await fresh().transactional((tx) => record(tx, 'after-rollback'));
     expect((await rowsAfter(before)).map(labelOf)).toEqual(['after-rollback']);
+  });
+
+  it('the recording instance publishes the event right after the commit, without being asked', async () => {
+    const before = await latestEventId(fresh());
+    await fresh().transactional((tx) => record(tx, 'published-by-itself'));
+    await until(async () => (await eventsAfter(fresh(), before, 10)).length === 1, 500, 'the event to be published');
+  });
+
+  it('an event committed by another program (no publication of its own) is published by the instances\' poll', async () => {
+    const before = await latestEventId(fresh());
+    await fresh().transactional((tx) =>
+      kysely(tx).insertInto('events').values({ type: 'user.deleted', channel: 'users', occurredAt: new Date(), actor: null, audienceUserId: null, data: marker('from-elsewhere') }).execute(),
+    );
+    await until(async () => (await eventsAfter(fresh(), before, 10)).map(labelOf).includes('from-elsewhere'), 2000, 'the poll to publish it');
   });
 
   it('refuses to write outside a transaction (the event could outlive a failed change)', async () => {
@@ -81,7 +98,7 @@ describe('recordEvent', () => {
   });
 });
 
-describe('ids follow commit order', () => {
+describe('ids follow the order in which events become visible, never skipping a late commit', () => {
   it('a transaction that records first but commits last gets the larger id', async () => {
     const before = await latestEventId(fresh());
     let releaseFirst!: () => void;
@@ -149,5 +166,43 @@ describe('ids follow commit order', () => {
       const mine = seen.filter((s) => String(s.label).startsWith(`w${String(w)}-`)).map((s) => s.label);
       if (mine.length > 0) expect(mine).toEqual([0, 1, 2].map((i) => `w${String(w)}-${String(i)}`));
     }
+  });
+
+  it('publications racing on several instances never renumber, reorder or skip an event', async () => {
+    const start = await latestEventId(fresh());
+    let writing = true;
+    const committed: string[] = [];
+    const writers = Promise.all(
+      Array.from({ length: 8 }, async (_, w) => {
+        for (let i = 0; i < 15; i++) {
+          const label = `race-${String(w)}-${String(i)}`;
+          await fresh().transactional((tx) => record(tx, label));
+          committed.push(label);
+        }
+      }),
+    ).finally(() => (writing = false));
+    // Small batches from four "instances" at once, on top of the service's own publications.
+    const publishers = Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (writing) await publishEvents(fresh(), 3);
+      }),
+    );
+    const seen: { id: number; label: unknown }[] = [];
+    let last = start;
+    while (writing || seen.length < committed.length) {
+      for (const row of await eventsAfter(fresh(), last, 10_000)) {
+        expect(row.id).toBeGreaterThan(last);
+        last = row.id;
+        seen.push({ id: row.id, label: labelOf(row) });
+      }
+      if (!writing) await svc.deps.events.publish();
+      await sleep(1);
+    }
+    await writers;
+    await publishers;
+    expect(seen.map((s) => s.label).sort()).toEqual([...committed].sort());
+    // Ids seen once are never given to anything else later.
+    const final = new Map((await eventsAfter(fresh(), start, 10_000)).map((r) => [r.id, labelOf(r)]));
+    for (const s of seen) expect(final.get(s.id)).toBe(s.label);
   });
 });

@@ -27,7 +27,11 @@ beforeEach(async () => {
 });
 
 const em = () => svc.deps.orm.em.fork();
-const recordAt = (label: string, at: Date) => em().transactional((tx) => recordEvent(tx, { type: 'user.deleted', actor: null, data: marker(label), at }));
+/** Records and publishes an event that happened at `at`. */
+async function recordAt(label: string, at: Date): Promise<void> {
+  await em().transactional((tx) => recordEvent(tx, { type: 'user.deleted', actor: null, data: marker(label), at }));
+  await svc.deps.events.publish();
+}
 const labels = async (after: number) => (await eventsAfter(em(), after, 10_000)).map((r) => r.data.id);
 
 describe('the purge', () => {

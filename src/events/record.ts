@@ -5,6 +5,14 @@ import { insertEvent } from './store.ts';
 
 type PublicEventType = Exclude<EventType, PrivateEventType>;
 
+/** Transactions (MikroORM transaction contexts) that recorded events: their commit triggers a publication. */
+const recording = new WeakSet<object>();
+
+/** Whether `transaction` recorded events (the events runtime publishes after such a commit). */
+export function recordedEventsIn(transaction: object): boolean {
+  return recording.has(transaction);
+}
+
 type Recorded<T extends EventType> = {
   type: T;
   /** Username of whoever made the change; null for the system (e.g. the expiry sweep). */
@@ -17,13 +25,15 @@ type Recorded<T extends EventType> = {
 
 /**
  * Records `event` in the outbox through `em`, which must be inside the transaction of the change: the event
- * then exists if and only if that transaction commits, and it gets its id at commit, in commit order.
+ * then exists if and only if that transaction commits. Right after the commit this instance publishes it
+ * (gives it its id and wakes every instance); nothing else is needed from the caller.
  * Events of a user-private type (`session.revoked`) name their `audience`, the one user who receives them.
  */
 export async function recordEvent<T extends PrivateEventType>(em: EntityManager, event: Recorded<T> & { audience: string }): Promise<void>;
 export async function recordEvent<T extends PublicEventType>(em: EntityManager, event: Recorded<T>): Promise<void>;
 export async function recordEvent(em: EntityManager, event: Recorded<EventType> & { audience?: string }): Promise<void> {
-  if (!em.isInTransaction()) throw new Error(`recordEvent(${event.type}) must run inside the transaction of the change it records`);
+  const transaction = em.getTransactionContext();
+  if (!em.isInTransaction() || !transaction) throw new Error(`recordEvent(${event.type}) must run inside the transaction of the change it records`);
   // Loaded on first use, not at import: the catalogue imports the routers' schemas, which import the
   // services that record events (a static import would be a cycle that breaks module initialisation).
   const { definitionOf } = await import('./catalogue.ts');
@@ -38,4 +48,5 @@ export async function recordEvent(em: EntityManager, event: Recorded<EventType> 
     audienceUserId: definition.audience === 'user' ? audience : null,
     data: definition.data.parse(event.data),
   });
+  recording.add(transaction);
 }

@@ -10,7 +10,9 @@ import { sha256 } from '../services/auth/tokens.ts';
 import type { Viewer } from './access.ts';
 import { EventHub } from './hub.ts';
 import { NotificationListener } from './listener.ts';
+import { recordedEventsIn } from './record.ts';
 import {
+  publishEvents,
   purgeEventsBefore,
   redeemTicket,
   registerStream,
@@ -37,6 +39,12 @@ export type EventsTimings = {
   registryStaleMs: number;
   /** How often events past EVENT_RETENTION_S are purged. */
   purgeIntervalMs: number;
+  /**
+   * How often each instance publishes whatever committed events are still unpublished. Normally the
+   * recording instance publishes right after the commit; this covers events whose publication was missed
+   * (the process stopped right after committing, or another program recorded them).
+   */
+  publishPollMs: number;
 };
 
 export const DEFAULT_TIMINGS: EventsTimings = {
@@ -46,7 +54,11 @@ export const DEFAULT_TIMINGS: EventsTimings = {
   registryHeartbeatMs: 10_000,
   registryStaleMs: 30_000,
   purgeIntervalMs: 60_000,
+  publishPollMs: 500,
 };
+
+/** Events numbered per publishing statement. */
+const PUBLISH_BATCH = 1000;
 
 /** Unsent data (or, while a replay runs, held-back events) beyond which a client counts as not reading. */
 export const MAX_UNSENT_BYTES = 1024 * 1024;
@@ -66,6 +78,10 @@ export class EventsRuntime {
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly running = new Set<string>();
   private unregisterQueue: string[] = [];
+  private publishing: Promise<number> | null = null;
+  private publishAgain = false;
+  /** A savepoint that recorded events was released: publish at the next commit of a whole transaction. */
+  private pendingOuterCommit = false;
   private unregisterTimer: NodeJS.Timeout | null = null;
   private stopped = false;
   /** Set when the WebSocket route is registered: what `capabilities.events` reports. */
@@ -79,9 +95,26 @@ export class EventsRuntime {
     this.listener = new NotificationListener({
       connectionString: databaseUrl,
       onNotify: () => void this.hub.catchUp(),
-      // After a gap (database restart, lost connection) whatever committed meanwhile is read from the outbox.
-      onListening: () => void this.hub.catchUp(),
+      // After a gap (database restart, lost connection) whatever committed meanwhile is published and read.
+      onListening: () => {
+        void this.publish();
+        void this.hub.catchUp();
+      },
       log,
+    });
+    // Right after a transaction that recorded events commits, this instance publishes them.
+    deps.orm.em.getEventManager().registerSubscriber({
+      afterTransactionCommit: ({ transaction }) => {
+        if (this.stopped || !transaction) return;
+        const isSavepoint = transaction.savepointName !== undefined;
+        if (recordedEventsIn(transaction)) {
+          if (isSavepoint) this.pendingOuterCommit = true;
+          else void this.publish();
+        } else if (!isSavepoint && this.pendingOuterCommit) {
+          this.pendingOuterCommit = false;
+          void this.publish();
+        }
+      },
     });
   }
 
@@ -93,7 +126,42 @@ export class EventsRuntime {
     runtime.every(runtime.timings.sessionSweepMs, 'session sweep', () => runtime.sweepSessions());
     runtime.every(runtime.timings.registryHeartbeatMs, 'stream registry heartbeat', () => runtime.heartbeat());
     runtime.every(runtime.timings.purgeIntervalMs, 'event purge', () => runtime.purge());
+    runtime.every(runtime.timings.publishPollMs, 'event publication', async () => void (await runtime.publish()));
     return runtime;
+  }
+
+  /**
+   * Publishes every committed event still without an id and hands them to the streams. Calls while one
+   * runs coalesce into one more round after it, so everything committed before the call is published
+   * when the returned promise settles. Resolves to the number of events published.
+   */
+  publish(): Promise<number> {
+    if (this.publishing) {
+      this.publishAgain = true;
+      return this.publishing;
+    }
+    this.publishing = (async () => {
+      let total = 0;
+      try {
+        do {
+          this.publishAgain = false;
+          for (;;) {
+            const published = await publishEvents(this.deps.orm.em.fork(), PUBLISH_BATCH);
+            total += published;
+            if (published < PUBLISH_BATCH) break;
+          }
+        } while (this.publishAgain && !this.stopped);
+      } catch (error) {
+        // The poll and the listener's reconnect publish again; nothing is lost meanwhile.
+        this.deps.logger.warn({ err: error }, 'publishing events failed');
+      } finally {
+        this.publishing = null;
+      }
+      // The notification reaches this instance too; reading now saves its round trip.
+      if (total > 0) await this.hub.catchUp();
+      return total;
+    })();
+    return this.publishing;
   }
 
   /** The connection LISTEN runs on (its server pid), for tests that cut it. */

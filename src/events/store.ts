@@ -1,15 +1,23 @@
 // The events area's one store: the outbox, its retention mark, WebSocket ticket redemption and the open-stream registry.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { NotNull } from 'kysely';
+import { EventsPublish } from '../db/entities/Event.ts';
 import { kysely, type Stored } from '../db/kysely.ts';
 import { isRole, type Role } from '../services/auth/roles.ts';
 import type { Channel } from './catalogue.ts';
 
-export type StoredEvent = Stored<'events'>;
-export type NewEvent = Omit<StoredEvent, 'id'>;
+/** A published event: one that has its public id. */
+export type StoredEvent = Omit<Stored<'events'>, 'id'> & { id: number };
+export type NewEvent = Omit<Stored<'events'>, 'id' | 'rowId'>;
 
-/** Writes an event row; its id is given at commit (the migration's trigger), so nothing is returned. */
+/** Writes an event row; it gets its public id when it is published, after its transaction commits. */
 export async function insertEvent(em: EntityManager, event: NewEvent): Promise<void> {
   await kysely(em).insertInto('events').values(event).execute();
+}
+
+/** Publishes up to `batch` committed events (see EventsPublish); returns how many. Runs as its own transaction. */
+export async function publishEvents(em: EntityManager, batch: number): Promise<number> {
+  return em.callRoutine(EventsPublish, { batch });
 }
 
 /** The highest committed event id, 0 when there is none. */
@@ -23,7 +31,7 @@ export async function latestEventId(em: EntityManager): Promise<number> {
 
 /** Committed events after `afterId`, oldest first, every channel (the instance's fan-out reads these). */
 export async function eventsAfter(em: EntityManager, afterId: number, limit: number): Promise<StoredEvent[]> {
-  return kysely(em).selectFrom('events').selectAll().where('id', '>', afterId).orderBy('id').limit(limit).execute();
+  return kysely(em).selectFrom('events').selectAll().where('id', '>', afterId).$narrowType<{ id: NotNull }>().orderBy('id').limit(limit).execute();
 }
 
 /**
@@ -35,7 +43,15 @@ export async function replayPage(em: EntityManager, afterId: number, channels: r
     async (tx) => {
       const db = kysely(tx);
       const mark = await db.selectFrom('event_retention').select('purgedThrough').where('id', '=', 1).executeTakeFirst();
-      const events = await db.selectFrom('events').selectAll().where('id', '>', afterId).where('channel', 'in', channels).orderBy('id').limit(limit).execute();
+      const events = await db
+        .selectFrom('events')
+        .selectAll()
+        .where('id', '>', afterId)
+        .$narrowType<{ id: NotNull }>()
+        .where('channel', 'in', channels)
+        .orderBy('id')
+        .limit(limit)
+        .execute();
       return { purgedThrough: mark?.purgedThrough ?? 0, events };
     },
     { isolationLevel: 'repeatable read', readOnly: true },
@@ -57,7 +73,15 @@ export async function purgeEventsBefore(em: EntityManager, cutoff: Date): Promis
   return em.transactional(async (tx) => {
     const db = kysely(tx);
     await db.selectFrom('event_retention').select('id').where('id', '=', 1).forUpdate().execute();
-    const firstKept = await db.selectFrom('events').select('id').where('occurredAt', '>=', cutoff).orderBy('id').limit(1).executeTakeFirst();
+    const firstKept = await db
+      .selectFrom('events')
+      .select('id')
+      .where('id', 'is not', null)
+      .$narrowType<{ id: NotNull }>()
+      .where('occurredAt', '>=', cutoff)
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
     // Deleting a prefix in id order keeps "everything after the mark is still here" true, even when a
     // long transaction committed an older change after younger ones.
     let last = db.selectFrom('events').select((eb) => eb.fn.max('id').as('id'));
