@@ -1,5 +1,5 @@
 // `npm run bench:events`: fan-out to 1,000 sockets against a bare `ws` broadcast, cross-instance delivery under 200 writes/s,
-// RSS with 1,000 idle sockets, and what numbering events at commit costs the outbox's write throughput.
+// RSS with 1,000 idle sockets, and what recording and publishing cost the outbox's write throughput.
 // The events are recorded with recordEvent (approval.approved): the approval service does not record events yet.
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
@@ -195,9 +195,9 @@ try {
     await second.close();
   }
 
-  // --- what numbering at commit costs: concurrent single-event transactions -------------------------------
+  // --- what recording and publishing cost: concurrent single-event transactions ----------------------------
   const pool = await nativePool(a.deps.orm);
-  // A table like the outbox without the commit-time trigger (the bench's own; not in the entities, hence raw SQL).
+  // A table like the outbox, written without recordEvent (the bench's own; not in the entities, hence raw SQL).
   await pool.query('create table bench_events_plain (like events including defaults)');
   const throughput = async (write: () => Promise<unknown>) => {
     let count = 0;
@@ -234,7 +234,7 @@ try {
     '',
     '| server | samples | p50 ms | p99 ms | max ms |',
     '|---|---:|---:|---:|---:|',
-    row('agent-org (commit → NOTIFY → outbox read → 1,000 sends)', ourStats),
+    row('agent-org (commit → publication → NOTIFY → outbox read → 1,000 sends)', ourStats),
     row('bare ws server broadcasting the same payload', bareStats),
     '',
     `p99 ratio agent-org / bare ws: **${(ourStats.p99 / bareStats.p99).toFixed(2)}** (target ≤ 2); the recording transaction itself took p50 ${stats(commitMs).p50.toFixed(1)} ms.`,
@@ -248,8 +248,8 @@ try {
     `**Memory**: RSS of the process serving the sockets ${mib(rssBefore)} MiB before, ${mib(rssIdle)} MiB with ${String(SOCKETS)} idle subscribed sockets ` +
       `(+${mib(rssIdle - rssBefore)} MiB, heap ${mib(heapIdle)} MiB), target < 250 MB.`,
     '',
-    `**Outbox write throughput**, ${String(WRITERS)} concurrent writers, one event per transaction, 5 s: ${withTrigger.toFixed(0)} transactions/s with the commit-order numbering, ` +
-      `${plain.toFixed(0)} plain inserts/s into the same table without the trigger (${((withTrigger / plain) * 100).toFixed(0)} %).`,
+    `**Outbox write throughput**, ${String(WRITERS)} concurrent writers, one event per transaction, 5 s: ${withTrigger.toFixed(0)} transactions/s through recordEvent ` +
+      `(each commit followed by its publication), ${plain.toFixed(0)} plain inserts/s into a copy of the table (${((withTrigger / plain) * 100).toFixed(0)} %).`,
   );
   console.log(out.join('\n'));
 } finally {

@@ -9,7 +9,8 @@ import { startTestService, type TestService } from './helpers/service.ts';
 
 let svc: TestService;
 beforeAll(async () => {
-  svc = await startTestService();
+  // No polling publication here: what gets published, the recording instance publishes after the commit.
+  svc = await startTestService({ eventTimings: { publishPollMs: 600_000 } });
 });
 afterAll(() => svc.close());
 
@@ -48,15 +49,30 @@ describe('recordEvent', () => {
   it('the recording instance publishes the event right after the commit, without being asked', async () => {
     const before = await latestEventId(fresh());
     await fresh().transactional((tx) => record(tx, 'published-by-itself'));
-    await until(async () => (await eventsAfter(fresh(), before, 10)).length === 1, 500, 'the event to be published');
+    await until(async () => (await eventsAfter(fresh(), before, 10)).length === 1, 2000, 'the event to be published');
+  });
+
+  it('an event recorded in a nested transaction (savepoint) is published when the outer transaction commits', async () => {
+    const before = await latestEventId(fresh());
+    await fresh().transactional(async (outer) => {
+      await outer.transactional((inner) => record(inner, 'nested'));
+      await sleep(100);
+      expect(await eventsAfter(fresh(), before, 10)).toEqual([]);
+    });
+    await until(async () => (await eventsAfter(fresh(), before, 10)).map(labelOf).includes('nested'), 2000, 'the nested event to be published');
   });
 
   it('an event committed by another program (no publication of its own) is published by the instances\' poll', async () => {
-    const before = await latestEventId(fresh());
-    await fresh().transactional((tx) =>
-      kysely(tx).insertInto('events').values({ type: 'user.deleted', channel: 'users', occurredAt: new Date(), actor: null, audienceUserId: null, data: marker('from-elsewhere') }).execute(),
-    );
-    await until(async () => (await eventsAfter(fresh(), before, 10)).map(labelOf).includes('from-elsewhere'), 2000, 'the poll to publish it');
+    const polling = await startTestService({ databaseUrl: svc.databaseUrl, eventTimings: { publishPollMs: 100 } });
+    try {
+      const before = await latestEventId(fresh());
+      await fresh().transactional((tx) =>
+        kysely(tx).insertInto('events').values({ type: 'user.deleted', channel: 'users', occurredAt: new Date(), actor: null, audienceUserId: null, data: marker('from-elsewhere') }).execute(),
+      );
+      await until(async () => (await eventsAfter(fresh(), before, 10)).map(labelOf).includes('from-elsewhere'), 2000, 'the poll to publish it');
+    } finally {
+      await polling.close();
+    }
   });
 
   it('refuses to write outside a transaction (the event could outlive a failed change)', async () => {

@@ -32,8 +32,9 @@ type Recorded<T extends EventType> = {
 export async function recordEvent<T extends PrivateEventType>(em: EntityManager, event: Recorded<T> & { audience: string }): Promise<void>;
 export async function recordEvent<T extends PublicEventType>(em: EntityManager, event: Recorded<T>): Promise<void>;
 export async function recordEvent(em: EntityManager, event: Recorded<EventType> & { audience?: string }): Promise<void> {
-  const transaction = em.getTransactionContext();
-  if (!em.isInTransaction() || !transaction) throw new Error(`recordEvent(${event.type}) must run inside the transaction of the change it records`);
+  // Typed `any` by the ORM; only its identity matters here.
+  const transaction: unknown = em.getTransactionContext();
+  if (!em.isInTransaction() || typeof transaction !== 'object' || transaction === null) throw new Error(`recordEvent(${event.type}) must run inside the transaction of the change it records`);
   // Loaded on first use, not at import: the catalogue imports the routers' schemas, which import the
   // services that record events (a static import would be a cycle that breaks module initialisation).
   const { definitionOf } = await import('./catalogue.ts');

@@ -104,9 +104,11 @@ export class EventsRuntime {
     });
     // Right after a transaction that recorded events commits, this instance publishes them.
     deps.orm.em.getEventManager().registerSubscriber({
-      afterTransactionCommit: ({ transaction }) => {
-        if (this.stopped || !transaction) return;
-        const isSavepoint = transaction.savepointName !== undefined;
+      afterTransactionCommit: (args) => {
+        // Typed `any` by the ORM: a Kysely transaction, or a savepoint (which carries its name).
+        const transaction: unknown = args.transaction;
+        if (this.stopped || typeof transaction !== 'object' || transaction === null) return;
+        const isSavepoint = 'savepointName' in transaction && transaction.savepointName !== undefined;
         if (recordedEventsIn(transaction)) {
           if (isSavepoint) this.pendingOuterCommit = true;
           else void this.publish();

@@ -22,7 +22,7 @@ export class Migration20261123204401_event_outbox extends Migration {
     this.addSql(`alter table "event_retention" add constraint "event_retention_single_row" check (id = 1);`);
     this.addSql(`insert into "event_retention" ("id", "purged_through") values (1, 0);`);
 
-    this.addSql(`create function "events_publish"("batch" integer) returns integer language plpgsql as \$\$declare
+    this.addSql(`create function "events_publish"("batch" integer) returns integer language plpgsql as $$declare
   published integer; begin
   perform pg_advisory_xact_lock(8326712098451934427);   with picked as (
     select "row_id" from "events" where "id" is null order by "row_id" limit "batch"
@@ -30,7 +30,7 @@ export class Migration20261123204401_event_outbox extends Migration {
     select "row_id", nextval('events_id_seq') as "id" from picked
   )
   update "events" set "id" = numbered."id" from numbered where "events"."row_id" = numbered."row_id";   get diagnostics published = row_count;   if published > 0 then
-    perform pg_notify('agent_org_events', '');   end if;   return published; end\$\$;`);
+    perform pg_notify('agent_org_events', '');   end if;   return published; end$$;`);
   }
 
   override down(): void | Promise<void> {
