@@ -22,6 +22,8 @@ export class NotificationListener {
   private attempt = 0;
   private retryTimer: NodeJS.Timeout | null = null;
   private probeTimer: NodeJS.Timeout | null = null;
+  /** Resolves start() once the first connection listens. */
+  private started: (() => void) | null = null;
   private readonly opts: ListenerOptions;
 
   constructor(opts: ListenerOptions) {
@@ -31,7 +33,8 @@ export class NotificationListener {
   /** Connects and listens; resolves once listening (retrying with backoff until then). */
   async start(): Promise<void> {
     await new Promise<void>((resolve) => {
-      this.connect(resolve);
+      this.started = resolve;
+      this.connect();
     });
   }
 
@@ -49,7 +52,7 @@ export class NotificationListener {
     return this.client && 'processID' in this.client && typeof this.client.processID === 'number' ? this.client.processID : null;
   }
 
-  private connect(onListening?: () => void): void {
+  private connect(): void {
     if (this.stopped) return;
     const client = new pg.Client({
       connectionString: this.opts.connectionString,
@@ -69,11 +72,11 @@ export class NotificationListener {
       void client.end().catch(() => undefined);
       if (this.stopped) return;
       const { initialMs, maxMs } = this.opts.backoff ?? { initialMs: 100, maxMs: 5000 };
-      // Full jitter, so instances that lost the database together do not return in lockstep.
+      // Jittered (50–100 % of the delay), so instances that lost the database together do not return in lockstep.
       const delay = Math.round(Math.min(maxMs, initialMs * 2 ** this.attempt) * (0.5 + Math.random() / 2));
       this.attempt++;
       this.opts.log.warn({ err: error, retry_in_ms: delay }, 'event listener lost its database connection');
-      this.retryTimer = setTimeout(() => this.connect(onListening), delay);
+      this.retryTimer = setTimeout(() => this.connect(), delay);
     };
     client.on('error', fail);
     client.on('end', () => fail(new Error('connection ended')));
@@ -94,8 +97,8 @@ export class NotificationListener {
           client.query('SELECT 1').catch(fail);
         }, this.opts.probeIntervalMs ?? 10_000);
         this.probeTimer.unref();
-        onListening?.();
-        onListening = undefined;
+        this.started?.();
+        this.started = null;
         this.opts.onListening();
       })
       .catch(fail);
