@@ -115,7 +115,8 @@ try {
   for (let i = 0; i < 5; i++) await recordDecision(a);
   gc();
   await sleep(1000);
-  const rssBefore = process.memoryUsage().rss;
+  const before = process.memoryUsage();
+  const rssBefore = before.rss;
   await clients.connect(
     tickets.map((t) => `${baseA}/api/v1/ws?ticket=${t}`),
     subscribe,
@@ -123,8 +124,9 @@ try {
   await sleep(3000);
   gc();
   await sleep(500);
-  const rssIdle = process.memoryUsage().rss;
-  const heapIdle = process.memoryUsage().heapUsed;
+  const idle = process.memoryUsage();
+  const rssIdle = idle.rss;
+  const heapIdle = idle.heapUsed;
   if (a.deps.events.openStreams !== SOCKETS) throw new Error(`expected ${String(SOCKETS)} open streams, have ${String(a.deps.events.openStreams)}`);
 
   // --- fan-out to 1,000 sockets: our service ------------------------------------------------------------------
@@ -267,8 +269,9 @@ try {
     '|---|---:|---:|---:|---:|',
     row('commit on A → frame from B', crossStats),
     '',
-    `**Memory**: RSS of the process serving the sockets ${mib(rssBefore)} MiB before, ${mib(rssIdle)} MiB with ${String(SOCKETS)} idle subscribed sockets ` +
-      `(+${mib(rssIdle - rssBefore)} MiB, heap ${mib(heapIdle)} MiB), target < 250 MB.`,
+    `**Memory** (this process runs with \`npm start\`'s \`--max-semi-space-size=8\`): RSS of the process serving the sockets ${mib(rssBefore)} MiB before, ` +
+      `${mib(rssIdle)} MiB with ${String(SOCKETS)} idle subscribed sockets (+${mib(rssIdle - rssBefore)} MiB; heap used ${mib(before.heapUsed)} → ${mib(heapIdle)} MiB, ` +
+      `heap total ${mib(before.heapTotal)} → ${mib(idle.heapTotal)} MiB), target < 250 MB.`,
     '',
     `**Outbox write throughput**, ${String(WRITERS)} concurrent writers, one event per transaction, 5 s: ${withTrigger.toFixed(0)} transactions/s through recordEvent ` +
       `(each commit followed by its publication), ${plain.toFixed(0)} transactions/s inserting the same row into a copy of the table through the same ORM path (${((withTrigger / plain) * 100).toFixed(0)} %).`,
