@@ -12,6 +12,7 @@ import restApi from './plugins/restApi.ts';
 import shutdown from './plugins/shutdown.ts';
 import trpcApi from './plugins/trpcApi.ts';
 import dashboard from './plugins/dashboard.ts';
+import { eventRoutes } from './events/plugin.ts';
 import { docsRoutes } from './rest/docs.ts';
 
 export async function buildApp(deps: Deps, opts: { drainMs?: number } = {}): Promise<FastifyInstance> {
@@ -51,6 +52,7 @@ export async function buildApp(deps: Deps, opts: { drainMs?: number } = {}): Pro
 
   await app.register(restApi, { deps });
   await app.register(docsRoutes, { deps });
+  await app.register(eventRoutes, { deps, corsEnabled: config.corsOrigins.length > 0 });
   await app.register(trpcApi, { deps });
   await app.register(dashboard, { deps });
   return app;

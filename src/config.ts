@@ -89,6 +89,8 @@ const EnvSchema = z.object({
   DB_ACQUIRE_TIMEOUT_MS: int(2000, 100, 60_000),
   REQUEST_TIMEOUT_S: int(30, 1, 3600),
   DASHBOARD_ENABLED: bool(true),
+  EVENT_RETENTION_S: int(86_400, 60, 2_592_000),
+  EVENTS_MAX_STREAMS_PER_USER: int(10, 1, 1000),
 });
 
 /**
@@ -137,6 +139,8 @@ export type Config = Readonly<{
   requestTimeoutS: number;
   /** Serve the web dashboard at / (CONTRACT §4.9). */
   dashboardEnabled: boolean;
+  eventRetentionS: number;
+  eventsMaxStreamsPerUser: number;
 }>;
 
 export class ConfigError extends Error {
@@ -177,5 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbAcquireTimeoutMs: e.DB_ACQUIRE_TIMEOUT_MS,
     requestTimeoutS: e.REQUEST_TIMEOUT_S,
     dashboardEnabled: e.DASHBOARD_ENABLED,
+    eventRetentionS: e.EVENT_RETENTION_S,
+    eventsMaxStreamsPerUser: e.EVENTS_MAX_STREAMS_PER_USER,
   });
 }

@@ -15,10 +15,11 @@ import { createLimiterStores, type LimiterStoreConfig } from './limits/stores.ts
 import { startApprovalExpirySweeper } from './services/approvals/expiry.ts';
 import { createSetupLatch } from './services/auth/auth.ts';
 import { createLoginThrottle } from './services/auth/loginThrottle.ts';
+import { EventsRuntime, type EventsTimings } from './events/runtime.ts';
 
 export type Service = { app: FastifyInstance; db: Database; deps: Deps; close(): Promise<void> };
 
-export async function createService(config: Config, logger: Logger, opts: { clock?: Clock; database?: Database } = {}): Promise<Service> {
+export async function createService(config: Config, logger: Logger, opts: { clock?: Clock; database?: Database; eventTimings?: Partial<EventsTimings> } = {}): Promise<Service> {
   const startedAt = performance.now();
   // Validated before anything starts, so a broken PROVIDERS_FILE stops the boot with its own message.
   const providers = config.providersFile ? loadProviderCatalogue(config.providersFile) : loadProviderCatalogue();
@@ -41,19 +42,27 @@ export async function createService(config: Config, logger: Logger, opts: { cloc
     const setupLatch = createSetupLatch();
     const dashboard = config.dashboardEnabled ? await loadDashboard() : null;
     if (config.dashboardEnabled && !dashboard) logger.warn(`DASHBOARD_ENABLED but ${DASHBOARD_DIR} holds no build (npm run web:build); / is not served`);
-    const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, loginThrottle, setupLatch, dashboard };
-    const app = await buildApp(deps);
-    const stopSweeper = startApprovalExpirySweeper(deps);
-    return {
-      app,
-      db,
-      deps,
-      async close() {
-        stopSweeper();
-        await app.close();
-        if (!opts.database) await db.close();
-      },
-    };
+    const events = await EventsRuntime.start({ config, orm: db.orm, clock, logger }, db.url, opts.eventTimings);
+    try {
+      const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, loginThrottle, setupLatch, dashboard, events };
+      const app = await buildApp(deps);
+      const stopSweeper = startApprovalExpirySweeper(deps);
+      return {
+        app,
+        db,
+        deps,
+        async close() {
+          stopSweeper();
+          // Streams end first (inside app.close's preClose); the listener and jobs stop once requests are done.
+          await app.close();
+          await events.stop();
+          if (!opts.database) await db.close();
+        },
+      };
+    } catch (error) {
+      await events.stop();
+      throw error;
+    }
   } catch (error) {
     if (!opts.database) await db.close();
     throw error;

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { DashboardAssets } from '../dashboard/assets.ts';
 import type { ProviderCatalogue } from '../data/providerCatalogue.ts';
+import type { EventsRuntime } from '../events/runtime.ts';
 import type { RequestLimiter } from '../limits/limiter.ts';
 import type { SetupLatch } from '../services/auth/auth.ts';
 import type { LoginThrottle } from '../services/auth/loginThrottle.ts';
@@ -30,4 +31,6 @@ export type Deps = {
   setupLatch: SetupLatch;
   /** The built web dashboard (CONTRACT §4.9); null when DASHBOARD_ENABLED=false or nothing is built. */
   dashboard: DashboardAssets | null;
+  /** Live events of this instance (CONTRACT §4.8): fan-out, stream admission, retention. */
+  events: EventsRuntime;
 };

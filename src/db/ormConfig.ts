@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import { entities } from './entities/index.ts';
+import { entities, routines } from './entities/index.ts';
 import { RATE_LIMIT_TABLE_NAME } from '../limits/stores.ts';
 
 export const migrationsDir = fileURLToPath(new URL('./migrations', import.meta.url));
@@ -15,6 +15,7 @@ export function ormOptions(clientUrl: string, limits: PoolLimits = DEFAULT_POOL_
   return defineConfig({
     clientUrl,
     entities,
+    routines,
     extensions: [Migrator],
     // Migrations are committed TypeScript run by Node's type stripping; no snapshot file, so
     // migration:check diffs the entities against a database the migrations built.

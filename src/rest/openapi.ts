@@ -34,7 +34,8 @@ export function buildOpenApiDocument(publicUrl: string): OpenAPIObject {
     title: 'agent-org API',
     description:
       'Administers an organization of software agents: probes, first-run setup, sessions, users and roles, the setup wizard, approvals and review decisions. ' +
-      `Errors are described at ${publicUrl}/docs/errors.`,
+      `Errors are described at ${publicUrl}/docs/errors. ` +
+      `Live events (a WebSocket at ${publicUrl}/api/v1/ws and the tRPC subscription events.subscribe) are described by the AsyncAPI 3.0 document at ${publicUrl}/api/v1/asyncapi.json.`,
     version: API_VERSION,
     openApiVersion: OPENAPI_VERSION,
     baseUrl: `${publicUrl}${API_PREFIX}`,

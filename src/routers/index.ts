@@ -2,6 +2,7 @@
 import { createCallerFactory, router } from '../trpc.ts';
 import { approvalsRouter } from './approvals/router.ts';
 import { authRouter } from './auth/router.ts';
+import { eventsRouter } from './events/router.ts';
 import { probesRouter } from './probes/router.ts';
 import { reviewsRouter } from './reviews/router.ts';
 import { setupRouter } from './setup/router.ts';
@@ -14,6 +15,7 @@ export const appRouter = router({
   setup: setupRouter,
   approvals: approvalsRouter,
   reviews: reviewsRouter,
+  events: eventsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -2,6 +2,7 @@
 import { loadConfig } from '../../src/config.ts';
 import { createContextInner, recordingSink, type Credentials } from '../../src/context/index.ts';
 import type { Clock } from '../../src/context/deps.ts';
+import type { EventsTimings } from '../../src/events/runtime.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createCaller } from '../../src/routers/index.ts';
@@ -15,7 +16,9 @@ export type TestService = Service & {
 
 const silent = { debug: () => {}, info: () => {}, warn: () => {} };
 
-export async function startTestService(opts: { env?: Record<string, string>; clock?: Clock; databaseUrl?: string } = {}): Promise<TestService> {
+export async function startTestService(
+  opts: { env?: Record<string, string>; clock?: Clock; databaseUrl?: string; eventTimings?: Partial<EventsTimings> } = {},
+): Promise<TestService> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
   // Test files share two cores: a race test's burst of 100 transactions may wait longer than production's
   // budgets (2 s for a connection, 5 s per statement) without anything being wrong. db.overload tests
@@ -23,7 +26,7 @@ export async function startTestService(opts: { env?: Record<string, string>; clo
   const budgets = { DB_ACQUIRE_TIMEOUT_MS: '15000', STATEMENT_TIMEOUT_MS: '30000' };
   const config = loadConfig({ LOG_LEVEL: 'silent', ...budgets, ...opts.env, DATABASE_URL: databaseUrl, PUBLIC_URL: 'http://agent-org.test' });
   const database = await openDatabase(config, silent);
-  const service = await createService(config, createLogger(config.logLevel), { database, ...(opts.clock ? { clock: opts.clock } : {}) });
+  const service = await createService(config, createLogger(config.logLevel), { database, ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.eventTimings ? { eventTimings: opts.eventTimings } : {}) });
   return {
     ...service,
     databaseUrl,

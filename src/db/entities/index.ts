@@ -1,6 +1,9 @@
 // Every entity the ORM knows; adding one here is how a table joins the schema (then `npm run db:migration:create`).
 import { AppSettingSchema } from './AppSetting.ts';
 import { IdempotencyKeySchema } from './IdempotencyKey.ts';
+import { EventSchema, EventsPublish } from './Event.ts';
+import { EventRetentionSchema } from './EventRetention.ts';
+import { EventStreamSchema } from './EventStream.ts';
 import { ApprovalSchema } from './Approval.ts';
 import { RefreshTokenSchema } from './RefreshToken.ts';
 import { SessionSchema } from './Session.ts';
@@ -11,4 +14,7 @@ import { UserSchema } from './User.ts';
 import { UserOrgRoleSchema } from './UserOrgRole.ts';
 import { WsTicketSchema } from './WsTicket.ts';
 
-export const entities = [AppSettingSchema, UserSchema, UserOrgRoleSchema, SessionSchema, RefreshTokenSchema, WsTicketSchema, SetupStateSchema, SetupAgentSchema, ApprovalSchema, StageDecisionSchema, IdempotencyKeySchema];
+export const entities = [AppSettingSchema, UserSchema, UserOrgRoleSchema, SessionSchema, RefreshTokenSchema, WsTicketSchema, SetupStateSchema, SetupAgentSchema, ApprovalSchema, StageDecisionSchema, IdempotencyKeySchema, EventSchema, EventRetentionSchema, EventStreamSchema];
+
+/** Stored functions the ORM manages (declared, migrated and called typed through `em.callRoutine`). */
+export const routines = [EventsPublish];

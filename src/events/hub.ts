@@ -1,0 +1,150 @@
+// The instance's fan-out: reads committed events in id order from the outbox and hands each to every open stream.
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { ApiError } from '../errors.ts';
+import { LiveEvent, type Channel } from './catalogue.ts';
+import { eventsAfter, latestEventId, replayPage, type StoredEvent } from './store.ts';
+
+/** A committed event as the instance passes it around: parsed once, its WebSocket frame serialized once. */
+export type HubEvent = {
+  id: number;
+  channel: Channel;
+  audienceUserId: string | null;
+  event: LiveEvent;
+  /** `{"type":"event","event":…}`, the text frame every socket is sent. */
+  frame: string;
+};
+
+export interface Subscriber {
+  /** Every event the instance reads, in id order, exactly once. */
+  offer(event: HubEvent): void;
+}
+
+type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+
+const READ_BATCH = 1000;
+
+export class EventHub {
+  /** Id of the last event handed to subscribers; everything up to it has been offered. */
+  position = 0;
+  private readonly subscribers = new Set<Subscriber>();
+  private readonly orm: MikroORM;
+  private readonly log: Log;
+  private draining: Promise<void> | null = null;
+  private again = false;
+  private retry: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(orm: MikroORM, log: Log) {
+    this.orm = orm;
+    this.log = log;
+  }
+
+  /** Starts from the newest committed event: streams opened from now on see what commits after it. */
+  async init(): Promise<void> {
+    this.position = await latestEventId(this.orm.em.fork());
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.subscribers.clear();
+  }
+
+  add(subscriber: Subscriber): void {
+    this.subscribers.add(subscriber);
+  }
+
+  remove(subscriber: Subscriber): void {
+    this.subscribers.delete(subscriber);
+  }
+
+  get size(): number {
+    return this.subscribers.size;
+  }
+
+  /**
+   * Reads and dispatches everything committed after `position`. Calls while a read runs coalesce into
+   * one more read after it, so a burst of notifications costs a few queries, not one each.
+   */
+  catchUp(): Promise<void> {
+    if (this.draining) {
+      this.again = true;
+      return this.draining;
+    }
+    this.draining = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.drain();
+        } while (this.again && !this.stopped);
+      } catch (error) {
+        // The listener's reconnect triggers the next read; this retry covers a read that failed on its own.
+        this.log.warn({ err: error }, 'reading committed events failed; retrying');
+        this.retry ??= setTimeout(() => {
+          this.retry = null;
+          void this.catchUp();
+        }, 1000);
+      } finally {
+        this.draining = null;
+      }
+    })();
+    return this.draining;
+  }
+
+  private async drain(): Promise<void> {
+    for (;;) {
+      if (this.stopped) return;
+      const rows = await eventsAfter(this.orm.em.fork(), this.position, READ_BATCH);
+      for (const row of rows) {
+        // Ids follow commit order, so nothing below `row.id` can still appear: the position only grows.
+        this.position = row.id;
+        const event = this.toHubEvent(row);
+        if (event) this.dispatch(event);
+      }
+      if (rows.length < READ_BATCH) return;
+    }
+  }
+
+  private dispatch(event: HubEvent): void {
+    for (const subscriber of this.subscribers) {
+      try {
+        subscriber.offer(event);
+      } catch (error) {
+        this.log.error({ err: error, event_id: event.id }, 'delivering an event failed');
+      }
+    }
+  }
+
+  /**
+   * One page of retained events after `afterId` on `channels`, oldest first. Throws 409/4000 when events
+   * after `afterId` may already have been purged (the client must re-read the resources).
+   */
+  async replay(channels: readonly Channel[], afterId: number, limit: number): Promise<HubEvent[]> {
+    const page = await replayPage(this.orm.em.fork(), afterId, channels, limit);
+    if (afterId < page.purgedThrough) throw ApiError.conflict(`events before ${page.purgedThrough + 1} are no longer retained`);
+    const events: HubEvent[] = [];
+    for (const row of page.events) {
+      const event = this.toHubEvent(row);
+      if (event) events.push(event);
+    }
+    return events;
+  }
+
+  private toHubEvent(row: StoredEvent): HubEvent | null {
+    const parsed = LiveEvent.safeParse({
+      id: String(row.id),
+      type: row.type,
+      channel: row.channel,
+      occurred_at: row.occurredAt.toISOString(),
+      actor: row.actor,
+      data: row.data,
+    });
+    if (!parsed.success) {
+      // Only possible if a payload schema changed incompatibly while older events were still retained.
+      this.log.error({ event_id: row.id, type: row.type, err: parsed.error }, 'stored event does not match its schema; skipped');
+      return null;
+    }
+    const event = parsed.data;
+    return { id: row.id, channel: event.channel, audienceUserId: row.audienceUserId, event, frame: JSON.stringify({ type: 'event', event }) };
+  }
+}

@@ -1,0 +1,320 @@
+// The events subsystem of one instance: listener and fan-out, stream admission under the per-user cap, and its periodic jobs.
+import { randomUUID } from 'node:crypto';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.ts';
+import type { Clock } from '../context/deps.ts';
+import { ApiError } from '../errors.ts';
+import type { Role } from '../services/auth/roles.ts';
+import { sha256 } from '../services/auth/tokens.ts';
+import type { Viewer } from './access.ts';
+import { EventHub } from './hub.ts';
+import { NotificationListener } from './listener.ts';
+import { recordedEventsIn } from './record.ts';
+import {
+  publishEvents,
+  purgeEventsBefore,
+  redeemTicket,
+  registerStream,
+  removeInstanceStreams,
+  removeStaleStreams,
+  sessionStates,
+  ticketIsRedeemable,
+  touchStreams,
+  unregisterStreams,
+} from './store.ts';
+import { EventStream, type Outlet } from './stream.ts';
+
+/** Intervals and limits; the defaults are CONTRACT §4.8's, tests shorten them. */
+export type EventsTimings = {
+  /** The server pings every socket this often… */
+  pingIntervalMs: number;
+  /** …and drops one it has not heard from for this long. */
+  silenceLimitMs: number;
+  /** How often the sessions behind open streams are checked (revocations without an event, role changes). */
+  sessionSweepMs: number;
+  /** How often this instance marks its streams as still open in the shared registry. */
+  registryHeartbeatMs: number;
+  /** A registered stream not marked for this long belongs to a dead instance and no longer counts. */
+  registryStaleMs: number;
+  /** How often events past EVENT_RETENTION_S are purged. */
+  purgeIntervalMs: number;
+  /**
+   * How often each instance publishes whatever committed events are still unpublished. Normally the
+   * recording instance publishes right after the commit; this covers events whose publication was missed
+   * (the process stopped right after committing, or another program recorded them).
+   */
+  publishPollMs: number;
+};
+
+export const DEFAULT_TIMINGS: EventsTimings = {
+  pingIntervalMs: 25_000,
+  silenceLimitMs: 60_000,
+  sessionSweepMs: 1000,
+  registryHeartbeatMs: 10_000,
+  registryStaleMs: 30_000,
+  purgeIntervalMs: 60_000,
+  publishPollMs: 500,
+};
+
+/** Events numbered per publishing statement. */
+const PUBLISH_BATCH = 1000;
+
+/** Unsent data (or, while a replay runs, held-back events) beyond which a client counts as not reading. */
+export const MAX_UNSENT_BYTES = 1024 * 1024;
+
+/** A stream admitted under the per-user cap, not yet attached to its transport. */
+export type Admission = { streamId: string; viewer: Viewer; username: string };
+
+type RuntimeDeps = { config: Config; orm: MikroORM; clock: Clock; logger: FastifyBaseLogger };
+
+export class EventsRuntime {
+  readonly hub: EventHub;
+  readonly instanceId = randomUUID();
+  readonly timings: EventsTimings;
+  private readonly deps: RuntimeDeps;
+  private readonly listener: NotificationListener;
+  private readonly streams = new Map<EventStream, Outlet>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly running = new Set<string>();
+  private unregisterQueue: string[] = [];
+  private publishing: Promise<number> | null = null;
+  private publishAgain = false;
+  /** A savepoint that recorded events was released: publish at the next commit of a whole transaction. */
+  private pendingOuterCommit = false;
+  private unregisterTimer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  /** Set when the WebSocket route is registered: what `capabilities.events` reports. */
+  websocketServed = false;
+
+  private constructor(deps: RuntimeDeps, databaseUrl: string, timings: EventsTimings) {
+    this.deps = deps;
+    this.timings = timings;
+    const log = deps.logger.child({ component: 'events' });
+    this.hub = new EventHub(deps.orm, log);
+    this.listener = new NotificationListener({
+      connectionString: databaseUrl,
+      onNotify: () => void this.hub.catchUp(),
+      // After a gap (database restart, lost connection) whatever committed meanwhile is published and read.
+      onListening: () => {
+        void this.publish();
+        void this.hub.catchUp();
+      },
+      log,
+    });
+    // Right after a transaction that recorded events commits, this instance publishes them.
+    deps.orm.em.getEventManager().registerSubscriber({
+      afterTransactionCommit: (args) => {
+        // Typed `any` by the ORM: a Kysely transaction, or a savepoint (which carries its name).
+        const transaction: unknown = args.transaction;
+        if (this.stopped || typeof transaction !== 'object' || transaction === null) return;
+        const isSavepoint = 'savepointName' in transaction && transaction.savepointName !== undefined;
+        if (recordedEventsIn(transaction)) {
+          if (isSavepoint) this.pendingOuterCommit = true;
+          else void this.publish();
+        } else if (!isSavepoint && this.pendingOuterCommit) {
+          this.pendingOuterCommit = false;
+          void this.publish();
+        }
+      },
+    });
+  }
+
+  static async start(deps: RuntimeDeps, databaseUrl: string, timings: Partial<EventsTimings> = {}): Promise<EventsRuntime> {
+    const runtime = new EventsRuntime(deps, databaseUrl, { ...DEFAULT_TIMINGS, ...timings });
+    // Listening before reading the newest id: nothing committed in between can be missed.
+    await runtime.listener.start();
+    await runtime.hub.init();
+    runtime.every(runtime.timings.sessionSweepMs, 'session sweep', () => runtime.sweepSessions());
+    runtime.every(runtime.timings.registryHeartbeatMs, 'stream registry heartbeat', () => runtime.heartbeat());
+    runtime.every(runtime.timings.purgeIntervalMs, 'event purge', () => runtime.purge());
+    runtime.every(runtime.timings.publishPollMs, 'event publication', async () => void (await runtime.publish()));
+    return runtime;
+  }
+
+  /**
+   * Publishes every committed event still without an id and hands them to the streams. Calls while one
+   * runs coalesce into one more round after it, so everything committed before the call is published
+   * when the returned promise settles. Resolves to the number of events published.
+   */
+  publish(): Promise<number> {
+    if (this.publishing) {
+      this.publishAgain = true;
+      return this.publishing;
+    }
+    this.publishing = (async () => {
+      let total = 0;
+      try {
+        do {
+          this.publishAgain = false;
+          for (;;) {
+            const published = await publishEvents(this.deps.orm.em.fork(), PUBLISH_BATCH);
+            total += published;
+            if (published < PUBLISH_BATCH) break;
+          }
+        } while (this.publishAgain && !this.stopped);
+      } catch (error) {
+        // The poll and the listener's reconnect publish again; nothing is lost meanwhile.
+        this.deps.logger.warn({ err: error }, 'publishing events failed');
+      } finally {
+        this.publishing = null;
+      }
+      // The notification reaches this instance too; reading now saves its round trip.
+      if (total > 0) await this.hub.catchUp();
+      return total;
+    })();
+    return this.publishing;
+  }
+
+  /** The connection LISTEN runs on (its server pid), for tests that cut it. */
+  get listenerPid(): number | null {
+    return this.listener.backendPid;
+  }
+
+  get openStreams(): number {
+    return this.streams.size;
+  }
+
+  /** Redeems a WebSocket ticket and takes a stream slot, in one transaction: a refused slot leaves the ticket unused. */
+  async admitTicket(em: EntityManager, ticket: string): Promise<Admission> {
+    return em.transactional(async (tx) => {
+      const now = this.deps.clock.now();
+      const holder = await redeemTicket(tx, sha256(ticket), now);
+      if (!holder) throw ApiError.unauthorized('invalid, expired or already used ticket');
+      const viewer: Viewer = { userId: holder.userId, sessionId: holder.sessionId, role: holder.role, mustChangePassword: holder.mustChangePassword, deleted: false };
+      return { streamId: await this.takeSlot(tx, viewer, now), viewer, username: holder.username };
+    });
+  }
+
+  /** Whether a ticket would be admitted, without using it (for requests that are not upgrades). */
+  async ticketIsRedeemable(em: EntityManager, ticket: string): Promise<boolean> {
+    return ticketIsRedeemable(em, sha256(ticket), this.deps.clock.now());
+  }
+
+  /** Takes a stream slot for an authenticated session (the tRPC subscription). */
+  async admitSession(em: EntityManager, actor: { userId: string; sessionId: string; username: string; role: Role; mustChangePassword: boolean }): Promise<Admission> {
+    return em.transactional(async (tx) => {
+      const viewer: Viewer = { userId: actor.userId, sessionId: actor.sessionId, role: actor.role, mustChangePassword: actor.mustChangePassword, deleted: false };
+      return { streamId: await this.takeSlot(tx, viewer, this.deps.clock.now()), viewer, username: actor.username };
+    });
+  }
+
+  private async takeSlot(tx: EntityManager, viewer: Viewer, now: Date): Promise<string> {
+    const id = randomUUID();
+    const max = this.deps.config.eventsMaxStreamsPerUser;
+    const staleBefore = new Date(now.getTime() - this.timings.registryStaleMs);
+    const admitted = await registerStream(tx, { id, userId: viewer.userId, sessionId: viewer.sessionId, instanceId: this.instanceId }, { now, staleBefore, max });
+    if (!admitted) throw ApiError.rateLimited(5002, 1, `at most ${String(max)} open event streams per user`);
+    return id;
+  }
+
+  /** Starts delivering to an admitted stream through its transport. */
+  attach(admission: Admission, outlet: Outlet): EventStream {
+    const stream = new EventStream({
+      id: admission.streamId,
+      viewer: admission.viewer,
+      source: this.hub,
+      outlet,
+      maxHeldBytes: MAX_UNSENT_BYTES,
+      onClose: (closed) => this.release(closed),
+    });
+    if (this.stopped) {
+      outlet.shutdown();
+      stream.close();
+      return stream;
+    }
+    this.streams.set(stream, outlet);
+    this.hub.add(stream);
+    return stream;
+  }
+
+  /** Gives back a slot that was admitted but never attached (the upgrade failed). */
+  releaseAdmission(admission: Admission): void {
+    this.queueUnregister(admission.streamId);
+  }
+
+  private release(stream: EventStream): void {
+    this.hub.remove(stream);
+    if (this.streams.delete(stream)) this.queueUnregister(stream.id);
+  }
+
+  private queueUnregister(id: string): void {
+    this.unregisterQueue.push(id);
+    // Batched: a thousand sockets dropping at once cost one statement, not a thousand.
+    this.unregisterTimer ??= setTimeout(() => {
+      this.unregisterTimer = null;
+      const ids = this.unregisterQueue;
+      this.unregisterQueue = [];
+      unregisterStreams(this.deps.orm.em.fork(), ids).catch((error: unknown) => this.deps.logger.warn({ err: error }, 'unregistering event streams failed'));
+    }, 50);
+  }
+
+  /** Ends every stream (the server is stopping): sockets close with 1001, subscriptions end so clients reconnect. */
+  shutdownStreams(): void {
+    this.stopped = true;
+    for (const [stream, outlet] of [...this.streams]) {
+      stream.close();
+      outlet.shutdown();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.shutdownStreams();
+    for (const timer of this.timers) clearInterval(timer);
+    if (this.unregisterTimer) clearTimeout(this.unregisterTimer);
+    this.hub.stop();
+    await this.listener.stop();
+    await removeInstanceStreams(this.deps.orm.em.fork(), this.instanceId).catch((error: unknown) =>
+      this.deps.logger.warn({ err: error }, 'removing this instance’s event streams failed'),
+    );
+  }
+
+  private every(ms: number, name: string, job: () => Promise<void>): void {
+    const timer = setInterval(() => {
+      // A job still running (slow database) is not started a second time.
+      if (this.running.has(name)) return;
+      this.running.add(name);
+      job()
+        .catch((error: unknown) => this.deps.logger.warn({ err: error }, `${name} failed`))
+        .finally(() => this.running.delete(name));
+    }, ms);
+    timer.unref();
+    this.timers.push(timer);
+  }
+
+  /**
+   * Closes streams whose session ended (revoked, or its user deleted) and refreshes the others'
+   * authorization. Ended sessions normally announce themselves with a `session.revoked` event, which
+   * closes the stream at once; this catches an ending that came without one, within a second.
+   */
+  private async sweepSessions(): Promise<void> {
+    if (this.streams.size === 0) return;
+    const bySession = new Map<string, EventStream[]>();
+    for (const stream of this.streams.keys()) bySession.set(stream.sessionId, [...(bySession.get(stream.sessionId) ?? []), stream]);
+    const asOf = this.hub.position;
+    const states = await sessionStates(this.deps.orm.em.fork(), [...bySession.keys()]);
+    // An ending committed with its event: read the outbox first, so the event is sent before the close.
+    if (states.some((s) => s.ended)) await this.hub.catchUp();
+    for (const state of states) {
+      for (const stream of bySession.get(state.sessionId) ?? []) {
+        if (stream.isClosed) continue;
+        if (state.ended || state.role === null) stream.endSession();
+        else stream.refresh({ role: state.role, mustChangePassword: state.mustChangePassword }, asOf);
+      }
+    }
+  }
+
+  private async heartbeat(): Promise<void> {
+    const ids = [...this.streams.keys()].map((s) => s.id);
+    if (ids.length > 0) await touchStreams(this.deps.orm.em.fork(), ids, this.deps.clock.now());
+  }
+
+  /** Purges events past EVENT_RETENTION_S and forgets dead instances' streams (the periodic job; safe on several instances). */
+  async purge(): Promise<void> {
+    const now = this.deps.clock.now().getTime();
+    const em = this.deps.orm.em.fork();
+    const purged = await purgeEventsBefore(em, new Date(now - this.deps.config.eventRetentionS * 1000));
+    if (purged > 0) this.deps.logger.info({ purged }, 'purged events past retention');
+    await removeStaleStreams(em, new Date(now - 2 * this.timings.registryStaleMs));
+  }
+}

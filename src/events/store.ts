@@ -1,0 +1,205 @@
+// The events area's one store: the outbox, its retention mark, WebSocket ticket redemption and the open-stream registry.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { NotNull } from 'kysely';
+import { EventsPublish } from '../db/entities/Event.ts';
+import { kysely, type Stored } from '../db/kysely.ts';
+import { isRole, type Role } from '../services/auth/roles.ts';
+import type { Channel } from './catalogue.ts';
+
+/** A published event: one that has its public id. */
+export type StoredEvent = Omit<Stored<'events'>, 'id'> & { id: number };
+export type NewEvent = Omit<Stored<'events'>, 'id' | 'rowId'>;
+
+/** Writes an event row; it gets its public id when it is published, after its transaction commits. */
+export async function insertEvent(em: EntityManager, event: NewEvent): Promise<void> {
+  await kysely(em).insertInto('events').values(event).execute();
+}
+
+/** Publishes up to `batch` committed events (see EventsPublish); returns how many. Runs as its own transaction. */
+export async function publishEvents(em: EntityManager, batch: number): Promise<number> {
+  return em.callRoutine(EventsPublish, { batch });
+}
+
+/** The highest committed event id, 0 when there is none. */
+export async function latestEventId(em: EntityManager): Promise<number> {
+  const row = await kysely(em)
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst();
+  return row?.id ?? 0;
+}
+
+/** Committed events after `afterId`, oldest first, every channel (the instance's fan-out reads these). */
+export async function eventsAfter(em: EntityManager, afterId: number, limit: number): Promise<StoredEvent[]> {
+  return kysely(em).selectFrom('events').selectAll().where('id', '>', afterId).$narrowType<{ id: NotNull }>().orderBy('id').limit(limit).execute();
+}
+
+/**
+ * One page of a replay: events after `afterId` on `channels`, and the retention mark, read in ONE snapshot
+ * so that a purge committing in between cannot remove events silently.
+ */
+export async function replayPage(em: EntityManager, afterId: number, channels: readonly Channel[], limit: number): Promise<{ purgedThrough: number; events: StoredEvent[] }> {
+  return em.transactional(
+    async (tx) => {
+      const db = kysely(tx);
+      const mark = await db.selectFrom('event_retention').select('purgedThrough').where('id', '=', 1).executeTakeFirst();
+      const events = await db
+        .selectFrom('events')
+        .selectAll()
+        .where('id', '>', afterId)
+        .$narrowType<{ id: NotNull }>()
+        .where('channel', 'in', channels)
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return { purgedThrough: mark?.purgedThrough ?? 0, events };
+    },
+    { isolationLevel: 'repeatable read', readOnly: true },
+  );
+}
+
+/** The retention mark: every event at or below this id may have been purged. */
+export async function purgedThrough(em: EntityManager): Promise<number> {
+  const mark = await kysely(em).selectFrom('event_retention').select('purgedThrough').where('id', '=', 1).executeTakeFirst();
+  return mark?.purgedThrough ?? 0;
+}
+
+/**
+ * Deletes the oldest events up to (not including) the first one at or after `cutoff`, and moves the
+ * retention mark to the last deleted id. The mark row is locked first, so purges of several instances
+ * run one after the other. Returns how many events were deleted.
+ */
+export async function purgeEventsBefore(em: EntityManager, cutoff: Date): Promise<number> {
+  return em.transactional(async (tx) => {
+    const db = kysely(tx);
+    await db.selectFrom('event_retention').select('id').where('id', '=', 1).forUpdate().execute();
+    const firstKept = await db
+      .selectFrom('events')
+      .select('id')
+      .where('id', 'is not', null)
+      .$narrowType<{ id: NotNull }>()
+      .where('occurredAt', '>=', cutoff)
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
+    // Deleting a prefix in id order keeps "everything after the mark is still here" true, even when a
+    // long transaction committed an older change after younger ones.
+    let last = db.selectFrom('events').select((eb) => eb.fn.max('id').as('id'));
+    if (firstKept) last = last.where('id', '<', firstKept.id);
+    const through = (await last.executeTakeFirst())?.id ?? null;
+    if (through === null) return 0;
+    const deleted = await db.deleteFrom('events').where('id', '<=', through).executeTakeFirst();
+    await db
+      .updateTable('event_retention')
+      .set((eb) => ({ purgedThrough: eb.fn('greatest', [eb.ref('purgedThrough'), eb.val(through)]) }))
+      .where('id', '=', 1)
+      .execute();
+    return Number(deleted.numDeletedRows);
+  });
+}
+
+/** Who a redeemed ticket lets in: the session it was issued to and that user's current authorization. */
+export type TicketHolder = { userId: string; sessionId: string; username: string; role: Role; mustChangePassword: boolean };
+
+/**
+ * Redeems a WebSocket ticket exactly once, on any instance: one conditional UPDATE, so of concurrent
+ * redemptions exactly one gets the row. Null when unknown, expired, used, or its session has ended.
+ */
+export async function redeemTicket(em: EntityManager, ticketHash: string, now: Date): Promise<TicketHolder | null> {
+  // Unaliased: MikroORM's Kysely plugin does not map property names behind an alias of an UPDATE's table.
+  const row = await kysely(em)
+    .updateTable('ws_tickets')
+    .from(['sessions', 'users'])
+    .set({ redeemedAt: now })
+    .where('ws_tickets.ticketHash', '=', ticketHash)
+    .where('ws_tickets.redeemedAt', 'is', null)
+    .where('ws_tickets.expiresAt', '>', now)
+    .whereRef('sessions.id', '=', 'ws_tickets.sessionId')
+    .where('sessions.revokedAt', 'is', null)
+    .whereRef('users.id', '=', 'ws_tickets.userId')
+    .returning(['ws_tickets.userId', 'ws_tickets.sessionId', 'users.username', 'users.role', 'users.mustChangePassword'])
+    .executeTakeFirst();
+  return row ? holder(row) : null;
+}
+
+/** The same conditions as redeemTicket without using the ticket (for a request that is not an upgrade). */
+export async function ticketIsRedeemable(em: EntityManager, ticketHash: string, now: Date): Promise<boolean> {
+  const row = await kysely(em)
+    .selectFrom('ws_tickets as t')
+    .innerJoin('sessions as s', 's.id', 't.sessionId')
+    .select('t.ticketHash')
+    .where('t.ticketHash', '=', ticketHash)
+    .where('t.redeemedAt', 'is', null)
+    .where('t.expiresAt', '>', now)
+    .where('s.revokedAt', 'is', null)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+function holder(row: { userId: string; sessionId: string; username: string; role: string; mustChangePassword: boolean }): TicketHolder | null {
+  const { role } = row;
+  return isRole(role) ? { userId: row.userId, sessionId: row.sessionId, username: row.username, role, mustChangePassword: row.mustChangePassword } : null;
+}
+
+export type StreamRecord = { id: string; userId: string; sessionId: string; instanceId: string };
+
+/**
+ * Registers an open stream if its user has fewer than `max` live ones (on any instance); false when the
+ * cap is reached. The user's row is locked so that concurrent openings count each other. A stream whose
+ * instance stopped refreshing it before `staleBefore` no longer counts.
+ */
+export async function registerStream(em: EntityManager, stream: StreamRecord, opts: { now: Date; staleBefore: Date; max: number }): Promise<boolean> {
+  const db = kysely(em);
+  await db.selectFrom('users').select('id').where('id', '=', stream.userId).forUpdate().execute();
+  const open = await db
+    .selectFrom('event_streams')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('userId', '=', stream.userId)
+    .where('seenAt', '>', opts.staleBefore)
+    .executeTakeFirst();
+  if (Number(open?.n ?? 0) >= opts.max) return false;
+  await db
+    .insertInto('event_streams')
+    .values({ ...stream, openedAt: opts.now, seenAt: opts.now })
+    .execute();
+  return true;
+}
+
+export async function unregisterStreams(em: EntityManager, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await kysely(em).deleteFrom('event_streams').where('id', 'in', ids).execute();
+}
+
+/** Marks streams as still open (a row nobody marks goes stale: its instance died, or the upgrade never finished). */
+export async function touchStreams(em: EntityManager, ids: readonly string[], now: Date): Promise<void> {
+  await kysely(em).updateTable('event_streams').set({ seenAt: now }).where('id', 'in', ids).execute();
+}
+
+/** Forgets streams nobody has marked as open since `staleBefore`. */
+export async function removeStaleStreams(em: EntityManager, staleBefore: Date): Promise<void> {
+  await kysely(em).deleteFrom('event_streams').where('seenAt', '<=', staleBefore).execute();
+}
+
+/** Forgets every stream of a stopping instance. */
+export async function removeInstanceStreams(em: EntityManager, instanceId: string): Promise<void> {
+  await kysely(em).deleteFrom('event_streams').where('instanceId', '=', instanceId).execute();
+}
+
+/** The current state of sessions behind open streams: ended (revoked, or its user gone) or its user's authorization. */
+export type SessionState = { sessionId: string; ended: boolean; role: Role | null; mustChangePassword: boolean };
+
+export async function sessionStates(em: EntityManager, sessionIds: readonly string[]): Promise<SessionState[]> {
+  if (sessionIds.length === 0) return [];
+  const rows = await kysely(em)
+    .selectFrom('sessions as s')
+    .leftJoin('users as u', 'u.id', 's.userId')
+    .select(['s.id', 's.revokedAt', 'u.role', 'u.mustChangePassword'])
+    .where('s.id', 'in', sessionIds)
+    .execute();
+  const found = new Map(rows.map((r) => [r.id, r]));
+  return sessionIds.map((sessionId) => {
+    const row = found.get(sessionId);
+    const role = row?.role !== undefined && row.role !== null && isRole(row.role) ? row.role : null;
+    return { sessionId, ended: !row || row.revokedAt !== null || role === null, role, mustChangePassword: row?.mustChangePassword ?? false };
+  });
+}

@@ -1,0 +1,108 @@
+// events.subscribe over SSE: the same stream as a WebSocket, yielding `tracked` events so a reconnect resumes from lastEventId.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { tracked, type TrackedEnvelope } from '@trpc/server';
+import type { Actor } from '../context/index.ts';
+import { ApiError } from '../errors.ts';
+import type { Channel, LiveEvent } from './catalogue.ts';
+import type { HubEvent } from './hub.ts';
+import { MAX_UNSENT_BYTES, type EventsRuntime } from './runtime.ts';
+import type { EventStream, Outlet } from './stream.ts';
+
+/**
+ * Opens a stream for the signed-in session: takes a slot under the per-user cap (429/5002), replays the
+ * events after `lastEventId` (409/4000 when they are no longer retained), then follows live events. A
+ * revoked session ends it with 401/1002; a subscriber that falls 1 MiB behind, or a stopping server,
+ * ends it without an error event, so the client's EventSource reconnects with its last id.
+ */
+export async function subscribeEvents(
+  { em, events }: { em: EntityManager; events: EventsRuntime },
+  actor: Actor,
+  input: { channels: Channel[]; lastEventId?: string | null | undefined },
+  signal: AbortSignal | undefined,
+): Promise<AsyncGenerator<TrackedEnvelope<LiveEvent>, void, unknown>> {
+  const admission = await events.admitSession(em, actor);
+  const queue = new SubscriptionQueue(MAX_UNSENT_BYTES);
+  const stream = events.attach(admission, queue);
+  const since = input.lastEventId === undefined || input.lastEventId === null ? undefined : Number(input.lastEventId);
+  try {
+    await stream.subscribe(input.channels, since, () => undefined);
+  } catch (error) {
+    stream.close();
+    throw error;
+  }
+  return queue.drain(stream, signal);
+}
+
+/** The outlet of a subscription: events wait here until tRPC pulls them into the response. */
+class SubscriptionQueue implements Outlet {
+  private items: HubEvent[] = [];
+  private bytes = 0;
+  private ended: unknown = null;
+  private wake: (() => void) | null = null;
+  private readonly maxBytes: number;
+
+  constructor(maxBytes: number) {
+    this.maxBytes = maxBytes;
+  }
+
+  send(event: HubEvent): void {
+    if (this.ended !== null) return;
+    this.items.push(event);
+    this.bytes += event.frame.length;
+    if (this.bytes > this.maxBytes) this.overflow();
+    else this.notify();
+  }
+
+  sessionEnded(): void {
+    // The session.revoked event already queued is still delivered, then the error.
+    this.finish(ApiError.sessionRevoked());
+  }
+
+  overflow(): void {
+    this.items = [];
+    this.finish(reconnect('the subscriber fell more than 1 MiB behind; reconnect with lastEventId'));
+  }
+
+  shutdown(): void {
+    this.items = [];
+    this.finish(reconnect('the server is shutting down; reconnect'));
+  }
+
+  async *drain(stream: EventStream, signal: AbortSignal | undefined): AsyncGenerator<TrackedEnvelope<LiveEvent>, void, unknown> {
+    signal?.addEventListener('abort', () => this.notify(), { once: true });
+    try {
+      for (;;) {
+        if (signal?.aborted) return;
+        const next = this.items.shift();
+        if (next) {
+          this.bytes -= next.frame.length;
+          yield tracked(next.event.id, next.event);
+          continue;
+        }
+        if (this.ended !== null) throw this.ended;
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+        });
+      }
+    } finally {
+      stream.close();
+    }
+  }
+
+  private finish(error: unknown): void {
+    if (this.ended !== null) return;
+    this.ended = error;
+    this.notify();
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+}
+
+/** tRPC ends an SSE response on an AbortError without sending an error or `return` event: the client reconnects. */
+function reconnect(message: string): DOMException {
+  return new DOMException(message, 'AbortError');
+}
