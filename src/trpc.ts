@@ -81,7 +81,7 @@ const signedInProcedure = t.procedure
   .use(async ({ ctx, type, meta, next }) => {
     // ctx.em is read only when a token is there to resolve: requests without one never fork an EntityManager.
     const resolve = (token: string) => resolveSession({ em: ctx.em, clock: ctx.deps.clock, config: ctx.deps.config }, token);
-    const actor = await authenticate(ctx.credentials, resolve, { mutation: type === 'mutation' }).catch(async (error: unknown) => {
+    const actor = await authenticate(ctx.credentials, resolve, { mutation: type === 'mutation', secret: ctx.deps.secret }).catch(async (error: unknown) => {
       if (error instanceof ApiError && error.status === 401) await countFailedAuthentication(ctx);
       throw error;
     });

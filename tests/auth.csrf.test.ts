@@ -1,9 +1,9 @@
-// CSRF double submit: cookie-authenticated unsafe requests need X-CSRF-Token equal to the csrf_token cookie.
+// CSRF double submit: cookie-authenticated unsafe requests need X-CSRF-Token equal to the csrf_token cookie, which the server issued for that session.
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CEO, PROBLEM } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
-import { createUser } from './helpers/users.ts';
-
+import { createUser, type TestUser } from './helpers/users.ts';
 
 // Many sign-ins from one address; the per-operation login window is not what these tests are about.
 const ENV = { RATE_LIMIT_STORE: 'memory', RATE_LIMITS_ENABLED: 'false' };
@@ -163,5 +163,90 @@ describe('GET requests', () => {
       const res = await svc.app.inject({ method: 'GET', url, cookies: withoutCsrf });
       expect(res.statusCode).toBe(200);
     }
+  });
+});
+
+describe('the CSRF token is bound to its session (CONTRACT §3.2 rev. 2)', () => {
+  let nextIp = 1;
+  /** A browser sign-in of a new manager (own address: the login window is not what these tests are about). */
+  async function signIn(user?: TestUser): Promise<{ user: TestUser; jar: Jar }> {
+    const who = user ?? (await createUser(svc, { role: 'manager' }));
+    const res = await svc.app.inject({ method: 'POST', url: '/api/v1/auth/login', remoteAddress: `10.8.0.${nextIp++}`, payload: { username: who.username, password: who.password } });
+    expect(res.statusCode).toBe(200);
+    return { user: who, jar: jarOf(res) };
+  }
+  /** A cookie-authenticated POST with `csrf` as both the csrf_token cookie and the X-CSRF-Token header (they agree). */
+  const postWith = (jar: Jar, csrf: string) =>
+    svc.app.inject({ method: 'POST', url: '/api/v1/auth/ws-ticket', cookies: { session: jar.session ?? '', csrf_token: csrf }, headers: { ...PROBLEM, 'x-csrf-token': csrf } });
+
+  it('an equal header and cookie the server did not issue are 403/1001, however they look', async () => {
+    const { jar } = await signIn();
+    for (const forged of ['a', 'A'.repeat(43), randomBytes(32).toString('base64url')]) {
+      const res = await postWith(jar, forged);
+      expect(res.statusCode).toBe(403);
+      expect(res.json()).toMatchObject({ status: 403, error_code: 1001 });
+    }
+    expect((await postWith(jar, jar.csrf_token ?? '')).statusCode).toBe(200);
+  });
+
+  it('the csrf token of another user\'s session is 403/1001', async () => {
+    const mine = await signIn();
+    const theirs = await signIn();
+    expect((await postWith(mine.jar, theirs.jar.csrf_token ?? '')).json()).toMatchObject({ status: 403, error_code: 1001 });
+  });
+
+  it('the csrf token of the same user\'s other session is 403/1001', async () => {
+    const first = await signIn();
+    const second = await signIn(first.user);
+    expect((await postWith(first.jar, second.jar.csrf_token ?? '')).json()).toMatchObject({ status: 403, error_code: 1001 });
+    expect((await postWith(second.jar, first.jar.csrf_token ?? '')).json()).toMatchObject({ status: 403, error_code: 1001 });
+  });
+
+  it('after a refresh the new csrf token works and the old one no longer does (it was bound to the old access token)', async () => {
+    const { jar } = await signIn();
+    const refreshed = await svc.app.inject({ method: 'POST', url: '/api/v1/auth/refresh', cookies: { refresh_token: jar.refresh_token ?? '' } });
+    expect(refreshed.statusCode).toBe(200);
+    const fresh = jarOf(refreshed);
+    expect(fresh.csrf_token).not.toBe(jar.csrf_token);
+    expect((await postWith(fresh, jar.csrf_token ?? '')).json()).toMatchObject({ status: 403, error_code: 1001 });
+    expect((await postWith(fresh, fresh.csrf_token ?? '')).statusCode).toBe(200);
+  });
+
+  it('after a password change the new csrf token works and the old one no longer does', async () => {
+    const { user, jar } = await signIn();
+    const changed = await svc.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/change-password',
+      cookies: jar,
+      headers: { 'x-csrf-token': jar.csrf_token ?? '' },
+      payload: { current_password: user.password, new_password: 'a brand new password' },
+    });
+    expect(changed.statusCode).toBe(200);
+    const fresh = jarOf(changed);
+    expect((await postWith(fresh, jar.csrf_token ?? '')).json()).toMatchObject({ status: 403, error_code: 1001 });
+    expect((await postWith(fresh, fresh.csrf_token ?? '')).statusCode).toBe(200);
+  });
+
+  it('the same holds over /api/trpc: a forged equal pair is 403/1001, the issued token passes', async () => {
+    const { jar } = await signIn();
+    const trpcPost = (csrf: string) =>
+      svc.app.inject({
+        method: 'POST',
+        url: '/api/trpc/auth.wsTicket',
+        cookies: { session: jar.session ?? '', csrf_token: csrf },
+        headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
+        payload: '{}',
+      });
+    const forged = await trpcPost('A'.repeat(43));
+    expect(forged.statusCode).toBe(403);
+    expect(forged.json()).toMatchObject({ error: { data: { problem: { status: 403, error_code: 1001 } } } });
+    expect((await trpcPost(jar.csrf_token ?? '')).statusCode).toBe(200);
+  });
+
+  it('createCaller honours the same binding (a session issued outside HTTP gets its token too)', async () => {
+    const user = await createUser(svc, { role: 'manager' });
+    const caller = (csrf: string) => svc.caller({ cookieToken: user.token, csrfCookie: csrf, csrfHeader: csrf });
+    await expect(caller('A'.repeat(43)).auth.wsTicket()).rejects.toMatchObject({ errorCode: 1001 });
+    await expect(caller(user.csrfToken).auth.wsTicket()).resolves.toMatchObject({ expires_in: 30 });
   });
 });

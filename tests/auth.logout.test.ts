@@ -57,7 +57,7 @@ describe('POST /auth/logout', () => {
     const cleared = { value: '', 'max-age': '0', samesite: 'Strict', secure: true };
     expect(cookies.get('session')).toEqual({ ...cleared, path: '/api', httponly: true });
     expect(cookies.get('csrf_token')).toEqual({ ...cleared, path: '/' });
-    expect(cookies.get('refresh_token')).toEqual({ ...cleared, path: '/api/v1/auth/refresh', httponly: true });
+    expect(cookies.get('refresh_token')).toEqual({ ...cleared, path: '/api', httponly: true });
   });
 
   it('by cookie: afterwards both cookie and bearer use of that session are 401/1002', async () => {
@@ -139,5 +139,109 @@ describe('logout is idempotent', () => {
     await svc.db.orm.em.fork().getConnection().execute(`update sessions set expires_at = now() - interval '1 second' where id = ?`, [user.sessionId]);
     expect((await logout({ headers: user.headers })).statusCode).toBe(204);
     await expect(svc.caller({ refreshToken: user.refreshToken }).auth.refresh()).rejects.toMatchObject({ errorCode: 1002 });
+  });
+});
+
+describe('logout ends the session whatever the browser still holds (CONTRACT §3.3 rev. 2)', () => {
+  let nextIp = 1;
+  /** A browser sign-in of a new user, each from its own address so the per-IP login window never interferes. */
+  async function signIn() {
+    const user = await createUser(svc);
+    const remoteAddress = `10.7.0.${nextIp++}`;
+    const res = await svc.app.inject({ method: 'POST', url: '/api/v1/auth/login', remoteAddress, payload: { username: user.username, password: user.password } });
+    expect(res.statusCode).toBe(200);
+    return res;
+  }
+  /**
+   * A browser that signed in over an hour ago: its access token has expired (ACCESS_TOKEN_TTL 3600 s), so the
+   * browser has dropped the session cookie; the refresh token still has days to live. The row is aged rather
+   * than an injected clock moved, because lucia judges an access token's expiry by the real clock.
+   */
+  async function signedInOverAnHourAgo(): Promise<Record<string, string>> {
+    const res = await signIn();
+    await svc.db.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update sessions set expires_at = now() - interval '1 second' where id = ?`, [res.json().data.session_id]);
+    return Object.fromEntries(res.cookies.map((c) => [c.name, c.value]));
+  }
+  const refreshStatus = async (url: string, refreshToken: string) => {
+    const res = await svc.app.inject({ method: 'POST', url, cookies: { refresh_token: refreshToken }, headers: { ...PROBLEM, 'content-type': 'application/json' }, payload: '{}' });
+    return { status: res.statusCode, code: res.statusCode === 200 ? 200 : (res.json().error_code ?? res.json().error?.data?.problem?.error_code) };
+  };
+
+  it('sets refresh_token on Path=/api, which covers /api/v1/auth/logout and /api/trpc/auth.refresh and auth.logout', async () => {
+    const path = (await signIn()).cookies.find((c) => c.name === 'refresh_token')?.path ?? '';
+    expect(path).toBe('/api');
+    // RFC 6265 §5.1.4 path-match.
+    for (const url of ['/api/v1/auth/refresh', '/api/v1/auth/logout', '/api/trpc/auth.refresh', '/api/trpc/auth.logout']) expect(url.startsWith(`${path}/`)).toBe(true);
+  });
+
+  it('over /api/v1: with only the refresh_token cookie (access cookie expired) → 204, and that refresh token then gets 401', async () => {
+    const jar = await signedInOverAnHourAgo();
+    // The premise: the access token really has expired.
+    expect(await codeOf({ cookies: { session: jar.session ?? '' } })).toBe(1000);
+
+    const res = await svc.app.inject({ method: 'POST', url: '/api/v1/auth/logout', cookies: { refresh_token: jar.refresh_token ?? '' } });
+    expect(res.statusCode).toBe(204);
+    expect(await refreshStatus('/api/v1/auth/refresh', jar.refresh_token ?? '')).toEqual({ status: 401, code: 1002 });
+  });
+
+  it('over /api/trpc: auth.logout with only the refresh_token cookie ends the session; auth.refresh then gets 401', async () => {
+    const jar = await signedInOverAnHourAgo();
+    const res = await svc.app.inject({
+      method: 'POST',
+      url: '/api/trpc/auth.logout',
+      cookies: { refresh_token: jar.refresh_token ?? '' },
+      headers: { 'content-type': 'application/json' },
+      payload: '{}',
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['clear-site-data']).toBe('"cookies"');
+    expect(await refreshStatus('/api/trpc/auth.refresh', jar.refresh_token ?? '')).toEqual({ status: 401, code: 1002 });
+  });
+
+  it('auth.refresh over /api/trpc works with the refresh_token cookie', async () => {
+    const jar = Object.fromEntries((await signIn()).cookies.map((c) => [c.name, c.value]));
+    expect(await refreshStatus('/api/trpc/auth.refresh', jar.refresh_token ?? '')).toEqual({ status: 200, code: 200 });
+  });
+
+  it('with an expired access cookie still sent along: the access token finds the session', async () => {
+    const jar = await signedInOverAnHourAgo();
+    expect((await svc.app.inject({ method: 'POST', url: '/api/v1/auth/logout', cookies: { session: jar.session ?? '' } })).statusCode).toBe(204);
+    expect(await refreshStatus('/api/v1/auth/refresh', jar.refresh_token ?? '')).toEqual({ status: 401, code: 1002 });
+  });
+
+  it('with a rotated-away access cookie: the refresh_token cookie still finds the session', async () => {
+    const user = await createUser(svc);
+    const refreshed = await svc.app.inject({ method: 'POST', url: '/api/v1/auth/refresh', cookies: { refresh_token: user.refreshToken } });
+    const newRefresh = refreshed.cookies.find((c) => c.name === 'refresh_token')?.value ?? '';
+    const newAccess = refreshed.cookies.find((c) => c.name === 'session')?.value ?? '';
+    expect((await svc.app.inject({ method: 'POST', url: '/api/v1/auth/logout', cookies: { session: user.token, refresh_token: newRefresh } })).statusCode).toBe(204);
+    expect(await refreshStatus('/api/v1/auth/refresh', newRefresh)).toEqual({ status: 401, code: 1002 });
+    expect((await svc.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { authorization: `Bearer ${newAccess}`, ...PROBLEM } })).json().error_code).toBe(1002);
+  });
+
+  it('with an already used refresh token: ends its session too (as replaying it at /auth/refresh would)', async () => {
+    const user = await createUser(svc);
+    const refreshed = await svc.app.inject({ method: 'POST', url: '/api/v1/auth/refresh', cookies: { refresh_token: user.refreshToken } });
+    const newAccess = refreshed.cookies.find((c) => c.name === 'session')?.value ?? '';
+    expect((await svc.app.inject({ method: 'POST', url: '/api/v1/auth/logout', cookies: { refresh_token: user.refreshToken } })).statusCode).toBe(204);
+    expect((await svc.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { authorization: `Bearer ${newAccess}`, ...PROBLEM } })).json().error_code).toBe(1002);
+  });
+
+  it('with an unknown refresh_token cookie: 204, and no session of anyone is touched', async () => {
+    const user = await createUser(svc);
+    expect((await svc.app.inject({ method: 'POST', url: '/api/v1/auth/logout', cookies: { refresh_token: 'R'.repeat(43) } })).statusCode).toBe(204);
+    expect((await svc.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: user.headers })).statusCode).toBe(200);
+  });
+
+  it('a live access token wins: its session ends, not the one of a refresh_token cookie from elsewhere', async () => {
+    const mine = await createUser(svc);
+    const other = await createUser(svc);
+    const res = await svc.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: mine.headers, cookies: { refresh_token: other.refreshToken } });
+    expect(res.statusCode).toBe(204);
+    expect((await svc.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { ...mine.headers, ...PROBLEM } })).json().error_code).toBe(1002);
+    expect(await refreshStatus('/api/v1/auth/refresh', other.refreshToken)).toEqual({ status: 200, code: 200 });
   });
 });

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { nativePool } from '../src/db/pool.ts';
+import { csrfTokenFor } from '../src/services/auth/csrf.ts';
 import { issueSession } from '../src/services/auth/sessions.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
@@ -31,7 +32,7 @@ describe('token entropy', () => {
       const issued = await em.transactional((tx) => issueSession({ em: tx, clock: svc.deps.clock, config: svc.deps.config }, user.id, { ip: '127.0.0.1', userAgent: null }));
       access.push(issued.accessToken);
       refresh.push(issued.refreshToken);
-      csrf.push(issued.csrfToken);
+      csrf.push(csrfTokenFor(svc.deps.secret, issued));
     }
   });
 

@@ -15,7 +15,7 @@ export type Credentials = {
   /** The `csrf_token` cookie and the `X-CSRF-Token` header (double submit, CONTRACT §3.2). */
   csrfCookie?: string | undefined;
   csrfHeader?: string | undefined;
-  /** The `refresh_token` cookie (only sent to /api/v1/auth/refresh by the browser). */
+  /** The `refresh_token` cookie (Path=/api: sent with every API request, read by refresh and logout). */
   refreshToken?: string | undefined;
   /** Conditional-request header for optimistic concurrency (CONTRACT §2.1). */
   ifMatch?: string | undefined;

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../src/context/deps.ts';
 import { toApiError } from '../../src/errors.ts';
 import { createAccount } from '../../src/services/auth/accounts.ts';
+import { csrfTokenFor } from '../../src/services/auth/csrf.ts';
 import type { Role } from '../../src/services/auth/roles.ts';
 import { issueSession } from '../../src/services/auth/sessions.ts';
 import { startTestService, type TestService } from './service.ts';
@@ -44,7 +45,7 @@ export async function createUser(svc: TestService, opts: { role?: Role; username
     token: session.accessToken,
     sessionId: session.sessionId,
     refreshToken: session.refreshToken,
-    csrfToken: session.csrfToken,
+    csrfToken: csrfTokenFor(svc.deps.secret, session),
     headers: { authorization: `Bearer ${session.accessToken}` },
     caller: svc.caller({ bearerToken: session.accessToken }),
   };

@@ -20,7 +20,7 @@ import {
 
 const tags = ['auth'];
 
-const sessionsOf = (ctx: Context) => ({ em: ctx.em, clock: ctx.deps.clock, config: ctx.deps.config });
+const sessionsOf = (ctx: Context) => ({ em: ctx.em, clock: ctx.deps.clock, config: ctx.deps.config, secret: ctx.deps.secret });
 const clientOf = (ctx: Context) => ({ ip: ctx.ip, userAgent: ctx.userAgent });
 
 /**
@@ -67,7 +67,8 @@ export const authRouter = router({
     })
     .output(NoContent)
     .mutation(async ({ ctx }) => {
-      await auth.logout({ em: ctx.em, clock: ctx.deps.clock }, [ctx.credentials.cookieToken, ctx.credentials.bearerToken]);
+      const { cookieToken, bearerToken, refreshToken } = ctx.credentials;
+      await auth.logout({ em: ctx.em, clock: ctx.deps.clock }, { accessTokens: [cookieToken, bearerToken], refreshToken });
       clearSessionCookies(ctx.response, ctx.deps.config);
       return undefined;
     }),

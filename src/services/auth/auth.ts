@@ -7,12 +7,13 @@ import type { CookieSessionResponse, SessionResponse, UserInfoResponse } from '.
 import { summariseGrants } from '../users/grants.ts';
 import * as users from '../users/store.ts';
 import { createAccount } from './accounts.ts';
+import { withCsrfToken } from './csrf.ts';
 import { beginLoginAttempt, recordLoginSuccess, type LoginThrottle } from './loginThrottle.ts';
 import { assertPasswordPolicy, dummyVerify, hashPassword, needsRehash, verifyPassword } from './passwords.ts';
 import {
   issueSession,
   reissueTokens,
-  revokeByToken,
+  revokeHeldSession,
   revokeSession as revokeSessionById,
   revokeUserSessions,
   rotateSession,
@@ -35,11 +36,14 @@ export function createSetupLatch(): SetupLatch {
   return { done: false };
 }
 
+/** A session's tokens with the CSRF token bound to them: what the transport sets as the three cookies. */
+export type SessionCookies = IssuedSession & { csrfToken: string };
 /** What an operation that issues tokens hands back: the tokens, for the transport to set as cookies, and the response body. */
-export type WithTokens<Response> = { tokens: IssuedSession; response: Response };
+export type WithTokens<Response> = { tokens: SessionCookies; response: Response };
 export type SignIn = WithTokens<CookieSessionResponse>;
 
-type Sessions = { em: EntityManager; clock: Clock; config: SessionSettings };
+/** `secret` signs the CSRF token of every session issued (CONTRACT §3.2 rev. 2). */
+type Sessions = { em: EntityManager; clock: Clock; config: SessionSettings; secret: Buffer };
 
 /** The one mapping to UserInfoResponse, from a stored user (with its grants summarised) or the request's actor. */
 function toUserInfo(user: Pick<Actor, 'username' | 'role' | 'mustChangePassword' | 'orgRoles' | 'scopedDepartments'> & { id: string }): UserInfoResponse {
@@ -57,7 +61,8 @@ function storedUserInfo(user: users.UserWithGrants): UserInfoResponse {
   return toUserInfo({ ...user, ...summariseGrants(user.grants) });
 }
 
-function signIn(user: users.UserWithGrants, tokens: IssuedSession): SignIn {
+function signIn(secret: Buffer, user: users.UserWithGrants, issued: IssuedSession): SignIn {
+  const tokens = withCsrfToken(secret, issued);
   return {
     tokens,
     response: {
@@ -91,7 +96,7 @@ async function setupDone(em: EntityManager, latch: SetupLatch): Promise<boolean>
 
 /** First-run setup: creates the CEO and signs them in; exactly one concurrent caller wins (users_one_ceo). */
 export async function setup(
-  { em, clock, config, setupLatch }: Sessions & { setupLatch: SetupLatch },
+  { em, clock, config, secret, setupLatch }: Sessions & { setupLatch: SetupLatch },
   input: { username: string; password: string; client: ClientInfo },
 ): Promise<SignIn> {
   if (await setupDone(em, setupLatch)) throw ApiError.conflict('first-run setup has already been done');
@@ -106,11 +111,11 @@ export async function setup(
       if (mapped.errorCode === 4000 || mapped.errorCode === 4001) throw ApiError.conflict('first-run setup has already been done');
       throw error;
     });
-  return signIn({ ...user, grants: [] }, tokens);
+  return signIn(secret, { ...user, grants: [] }, tokens);
 }
 
 export async function login(
-  { em, clock, config, setupLatch, loginThrottle }: Sessions & { setupLatch: SetupLatch; loginThrottle: LoginThrottle },
+  { em, clock, config, secret, setupLatch, loginThrottle }: Sessions & { setupLatch: SetupLatch; loginThrottle: LoginThrottle },
   input: { username: string; password: string; client: ClientInfo },
 ): Promise<SignIn> {
   if (!(await setupDone(em, setupLatch))) throw ApiError.conflict('first-run setup has not been done');
@@ -130,20 +135,26 @@ export async function login(
     if (needsRehash(user.passwordHash)) await users.replacePasswordHash(tx, user.id, await hashPassword(input.password));
     return issueSession({ em: tx, clock, config }, user.id, input.client);
   });
-  return signIn(user, tokens);
+  return signIn(secret, user, tokens);
 }
 
-/** Ends the session of every presented token, whatever state it is in; always succeeds. */
-export async function logout({ em, clock }: { em: EntityManager; clock: Clock }, accessTokens: readonly (string | undefined)[]): Promise<void> {
-  for (const token of accessTokens) if (token) await revokeByToken({ em, clock }, token);
+/**
+ * Ends the session of whatever the client still holds: its access tokens (cookie, bearer; valid or expired),
+ * or else its refresh token. Unknown tokens, or none, are not an error: logout always succeeds.
+ */
+export async function logout(
+  { em, clock }: { em: EntityManager; clock: Clock },
+  held: { accessTokens: readonly (string | undefined)[]; refreshToken: string | undefined },
+): Promise<void> {
+  await revokeHeldSession({ em, clock }, held);
 }
 
-export async function refresh({ em, clock, config }: Sessions, refreshToken: string | undefined): Promise<SignIn> {
+export async function refresh({ em, clock, config, secret }: Sessions, refreshToken: string | undefined): Promise<SignIn> {
   if (!refreshToken) throw ApiError.unauthorized('missing refresh token');
   const tokens = await rotateSession({ em, clock, config }, refreshToken);
   const user = await users.findUserWithGrants(em, tokens.userId);
   if (!user) throw ApiError.sessionRevoked();
-  return signIn(user, tokens);
+  return signIn(secret, user, tokens);
 }
 
 /** The signed-in user, straight from the session lookup that authenticated this request (no extra query). */
@@ -153,7 +164,7 @@ export function me(actor: Actor): UserInfoResponse {
 
 /** Checks the current password, sets the new one, ends every other session and rotates this one. */
 export async function changePassword(
-  { em, clock, config, actor }: Sessions & { actor: Actor },
+  { em, clock, config, secret, actor }: Sessions & { actor: Actor },
   input: { current_password: string; new_password: string },
 ): Promise<WithTokens<UserInfoResponse>> {
   const current = await users.findUser(em, actor.userId);
@@ -169,7 +180,7 @@ export async function changePassword(
   });
   const user = await users.findUserWithGrants(em, actor.userId);
   if (!user) throw ApiError.sessionRevoked();
-  return { tokens, response: storedUserInfo(user) };
+  return { tokens: withCsrfToken(secret, tokens), response: storedUserInfo(user) };
 }
 
 /** Live sessions (not revoked, still refreshable), newest first; `all` is the CEO's view of everyone's. */

@@ -1,20 +1,21 @@
 // Authentication (cookie or bearer, CSRF for cookie mutations, the must-change-password gate) and role checks.
 import type { Actor, Credentials } from '../../context/index.ts';
 import { ApiError } from '../../errors.ts';
+import { csrfTokenValid } from './csrf.ts';
 import type { Role } from './roles.ts';
 import type { ResolvedSession } from './sessions.ts';
-import { safeEqual } from './tokens.ts';
 
 export { ROLES, type Role } from './roles.ts';
 
 /**
  * Finds who the credentials belong to, trying the cookie, then the bearer token, each through `resolve`
- * (which reaches the database only when called), and checks CSRF for cookie-authenticated mutations.
+ * (which reaches the database only when called), and checks CSRF for cookie-authenticated mutations: the
+ * token must be the one issued, under `secret`, for the session and access token of the cookie.
  */
 export async function authenticate(
   credentials: Credentials,
   resolve: (accessToken: string) => Promise<ResolvedSession>,
-  opts: { mutation: boolean },
+  opts: { mutation: boolean; secret: Buffer },
 ): Promise<Actor> {
   const { cookieToken, bearerToken } = credentials;
   // No credential at all: answer without touching the database.
@@ -36,9 +37,11 @@ export async function authenticate(
   }
   if (!resolved) throw ApiError.unauthorized();
 
-  if (via === 'cookie' && opts.mutation) {
-    const { csrfCookie, csrfHeader } = credentials;
-    if (!csrfCookie || !csrfHeader || !safeEqual(csrfCookie, csrfHeader)) throw ApiError.forbidden('missing or invalid CSRF token');
+  if (via === 'cookie' && cookieToken && opts.mutation) {
+    const binding = { sessionId: resolved.sessionId, accessToken: cookieToken };
+    if (!csrfTokenValid(opts.secret, binding, { cookie: credentials.csrfCookie, header: credentials.csrfHeader })) {
+      throw ApiError.forbidden('missing or invalid CSRF token');
+    }
   }
   return { ...resolved, via };
 }

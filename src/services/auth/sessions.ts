@@ -20,12 +20,11 @@ const LAST_ACTIVE_RESOLUTION_MS = 60_000;
 /** The settings sessions are issued under (CONTRACT §6). */
 export type SessionSettings = Pick<Config, 'accessTokenTtl' | 'refreshTokenTtl' | 'maxSessionsPerUser'>;
 
-/** What a sign-in, refresh or password change hands out: the tokens, a fresh CSRF token, their lifetimes in seconds. */
+/** What a sign-in, refresh or password change hands out: the tokens and their lifetimes in seconds (the CSRF token is bound to them, csrf.ts). */
 export type IssuedSession = {
   sessionId: string;
   accessToken: string;
   refreshToken: string;
-  csrfToken: string;
   expiresIn: number;
   refreshExpiresIn: number;
 };
@@ -148,10 +147,28 @@ export async function revokeUserSessions(
   return store.revokeUserSessions(em, userId, reason, clock.now(), keepSessionId);
 }
 
-/** Revokes the session an access token belongs to (logout); unknown tokens are ignored. */
-export async function revokeByToken({ em, clock }: { em: EntityManager; clock: Clock }, accessToken: string): Promise<void> {
+/**
+ * Logout (CONTRACT §3.3 rev. 2): revokes the session of each access token that is still a session's current
+ * one — valid, expired or already revoked — or, when none is, the session of the refresh token, used or
+ * not (a browser drops its access cookie after an hour but keeps the refresh cookie for days). Unknown
+ * tokens are ignored.
+ */
+export async function revokeHeldSession(
+  { em, clock }: { em: EntityManager; clock: Clock },
+  held: { accessTokens: readonly (string | undefined)[]; refreshToken: string | undefined },
+): Promise<void> {
+  const sessionIds = new Set<string>();
+  for (const token of held.accessTokens) {
+    const id = token ? await store.findSessionIdByTokenHash(em, sha256(token)) : undefined;
+    if (id !== undefined) sessionIds.add(id);
+  }
+  if (sessionIds.size === 0 && held.refreshToken) {
+    // Holding a used refresh token proves no less than replaying it at /auth/refresh, which revokes the session too.
+    const id = await store.findSessionIdByRefreshTokenHash(em, sha256(held.refreshToken));
+    if (id !== undefined) sessionIds.add(id);
+  }
   // Not lucia's invalidateSession: the adapter's deleteSession is also lucia's expiry hook, which must not revoke.
-  await store.revokeSessionByTokenHash(em, sha256(accessToken), 'logout', clock.now());
+  for (const id of sessionIds) await store.revokeSession(em, id, 'logout', clock.now());
 }
 
 /**
@@ -185,7 +202,6 @@ function issued(sessionId: string, accessToken: string, refreshToken: string, no
     sessionId,
     accessToken,
     refreshToken,
-    csrfToken: newToken(32),
     expiresIn: Math.round((expiresAt.getTime() - now.getTime()) / 1000),
     refreshExpiresIn: Math.round((refreshExpiresAt.getTime() - now.getTime()) / 1000),
   };

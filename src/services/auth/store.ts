@@ -114,8 +114,16 @@ export async function revokeUserSessions(em: EntityManager, userId: string, reas
   return Number(result.numUpdatedRows);
 }
 
-export async function revokeSessionByTokenHash(em: EntityManager, tokenHash: string, reason: RevokeReason, now: Date): Promise<void> {
-  await kysely(em).updateTable('sessions').set({ revokedAt: now, revokedReason: reason }).where('tokenHash', '=', tokenHash).where('revokedAt', 'is', null).execute();
+/** The session whose current access token has this hash, in whatever state (expired, revoked). */
+export async function findSessionIdByTokenHash(em: EntityManager, tokenHash: string): Promise<string | undefined> {
+  const row = await kysely(em).selectFrom('sessions').select('id').where('tokenHash', '=', tokenHash).executeTakeFirst();
+  return row?.id;
+}
+
+/** The session a refresh token was issued to, whether the token is used or expired. */
+export async function findSessionIdByRefreshTokenHash(em: EntityManager, tokenHash: string): Promise<string | undefined> {
+  const row = await kysely(em).selectFrom('refresh_tokens').select('sessionId').where('tokenHash', '=', tokenHash).executeTakeFirst();
+  return row?.sessionId;
 }
 
 /** Locks a session row for a token change until the transaction ends. */
