@@ -9,6 +9,7 @@ import { ApiError } from '../../errors.ts';
 import type { ApprovalResponse, CreateApprovalInput, ListApprovalsInput } from '../../routers/approvals/schemas.ts';
 import { assertIfMatch, etagOf } from '../etag.ts';
 import { DEFAULT_PAGE_SIZE, decodeCursor, toPage, type Pagination } from '../pagination.ts';
+import { recordEvent } from '../../events/record.ts';
 import { expireOverdueApprovals } from './expiry.ts';
 import * as store from './store.ts';
 import type { StoredApproval } from './store.ts';
@@ -91,21 +92,25 @@ export async function createApproval(
 ): Promise<ApprovalResponse> {
   const now = clock.now();
   const ttl = input.ttl_seconds ?? null;
-  const approval = await store.insertApproval(em, {
-    id: randomUUID(),
-    actionType: input.action_type,
-    title: input.title,
-    description: input.description,
-    requestedById: actor.userId,
-    requestedBy: actor.username,
-    riskLevel: input.risk_level,
-    status: 'pending',
-    createdAt: now,
-    expiresAt: ttl === null ? null : new Date(now.getTime() + ttl * 1000),
-    taskId: input.task_id ?? null,
-    metadata: input.metadata ?? {},
+  return em.transactional(async (tx) => {
+    const approval = await store.insertApproval(tx, {
+      id: randomUUID(),
+      actionType: input.action_type,
+      title: input.title,
+      description: input.description,
+      requestedById: actor.userId,
+      requestedBy: actor.username,
+      riskLevel: input.risk_level,
+      status: 'pending',
+      createdAt: now,
+      expiresAt: ttl === null ? null : new Date(now.getTime() + ttl * 1000),
+      taskId: input.task_id ?? null,
+      metadata: input.metadata ?? {},
+    });
+    const created = toApprovalResponse(approval, now);
+    await recordEvent(tx, { type: 'approval.created', actor: actor.username, at: now, data: created });
+    return created;
   });
-  return toApprovalResponse(approval, now);
 }
 
 /** The approval and its ETag; an overdue one read here is written down as expired. */
@@ -165,13 +170,19 @@ export async function decideApproval(
   if (stored.requestedById === actor.userId) throw ApiError.forbidden('the requester cannot decide their own approval');
   // The tag GET /approvals/{id} sent: the state at `now`, without the countdown.
   assertIfMatch(input.ifMatch, etagStateOf(toApprovalResponse(stored, now)));
-  const decided = await store.decideIfPending(
-    em,
-    stored.id,
-    { status: input.decision, decidedAt: now, decidedById: actor.userId, decidedBy: actor.username, decisionReason: input.reason },
-    now,
-  );
-  if (decided) return toApprovalResponse(decided, now);
+  const decided = await em.transactional(async (tx) => {
+    const row = await store.decideIfPending(
+      tx,
+      stored.id,
+      { status: input.decision, decidedAt: now, decidedById: actor.userId, decidedBy: actor.username, decisionReason: input.reason },
+      now,
+    );
+    if (!row) return undefined;
+    const response = toApprovalResponse(row, now);
+    await recordEvent(tx, { type: input.decision === 'approved' ? 'approval.approved' : 'approval.rejected', actor: actor.username, at: now, data: response });
+    return response;
+  });
+  if (decided) return decided;
 
   const current = await findApproval(em, stored.id);
   const status = effectiveStatus(current, now);

@@ -2,7 +2,9 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../context/deps.ts';
-import { expireIfOverdue, expireOverdueBatch } from './store.ts';
+import { recordEvent } from '../../events/record.ts';
+import { toApprovalResponse } from './approvals.ts';
+import { expireIfOverdue, expireOverdueBatch, type StoredApproval } from './store.ts';
 
 export const SWEEP_INTERVAL_MS = 30_000;
 // Bounded batches keep each sweep statement's row locks short next to concurrent decisions.
@@ -14,13 +16,21 @@ const SWEEP_BATCH = 1000;
  * Returns how many rows it changed.
  */
 export async function expireOverdueApprovals(em: EntityManager, now: Date, ids?: readonly string[]): Promise<number> {
-  if (ids !== undefined) return expireIfOverdue(em, ids, now);
+  if (ids !== undefined) return em.transactional(async (tx) => recordExpired(tx, await expireIfOverdue(tx, ids, now), now));
   let total = 0;
   for (;;) {
-    const changed = await expireOverdueBatch(em, now, SWEEP_BATCH);
+    const changed = await em.transactional(async (tx) => recordExpired(tx, await expireOverdueBatch(tx, now, SWEEP_BATCH), now));
     total += changed;
     if (changed < SWEEP_BATCH) return total;
   }
+}
+
+/** One `approval.expired` event per approval written expired, in the transaction that wrote it. */
+async function recordExpired(tx: EntityManager, expired: readonly StoredApproval[], now: Date): Promise<number> {
+  for (const approval of expired) {
+    await recordEvent(tx, { type: 'approval.expired', actor: null, at: now, data: toApprovalResponse(approval, now) });
+  }
+  return expired.length;
 }
 
 /** Runs the expiry sweep every `intervalMs` without keeping the process alive; returns the stop function. */

@@ -81,27 +81,27 @@ export async function decideIfPending(em: EntityManager, id: string, decision: D
 }
 
 /** Writes the given approvals expired if they are overdue at `now`; decided ones are left alone. */
-export async function expireIfOverdue(em: EntityManager, ids: readonly string[], now: Date): Promise<number> {
-  if (ids.length === 0) return 0;
-  const result = await kysely(em)
+export async function expireIfOverdue(em: EntityManager, ids: readonly string[], now: Date): Promise<StoredApproval[]> {
+  if (ids.length === 0) return [];
+  return kysely(em)
     .updateTable('approvals')
     .set({ status: 'expired' })
     .where('id', 'in', ids)
     .where((eb) => overdue(eb, now))
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+    .returningAll()
+    .execute();
 }
 
 /**
  * Writes up to `batch` overdue approvals expired; rows a concurrent decision holds are skipped (they
  * are decided or met again by the next sweep), so the sweep never waits on one.
  */
-export async function expireOverdueBatch(em: EntityManager, now: Date, batch: number): Promise<number> {
-  const result = await kysely(em)
+export async function expireOverdueBatch(em: EntityManager, now: Date, batch: number): Promise<StoredApproval[]> {
+  return kysely(em)
     .updateTable('approvals')
     .set({ status: 'expired' })
     .where('id', 'in', (eb) => eb.selectFrom('approvals').select('id').where((inner) => overdue(inner, now)).limit(batch).forUpdate().skipLocked())
     .where((eb) => overdue(eb, now))
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+    .returningAll()
+    .execute();
 }
