@@ -88,6 +88,13 @@ const EnvSchema = z.object({
   DB_POOL_MAX: int(20, 1, 1000),
   DB_ACQUIRE_TIMEOUT_MS: int(2000, 100, 60_000),
   REQUEST_TIMEOUT_S: int(30, 1, 3600),
+  METRICS_ENABLED: bool(true),
+  // Compared with what a scraper sends in `Authorization: Bearer …`, so it must be a header-safe token.
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,256}$/, 'must be 16..256 printable ASCII characters without spaces')
+    .optional(),
+  PURGE_INTERVAL_S: int(3600, 10, 86_400),
 });
 
 /**
@@ -134,6 +141,12 @@ export type Config = Readonly<{
   dbAcquireTimeoutMs: number;
   /** Headers and body must arrive within this many seconds, else 408 (CONTRACT §2.4). */
   requestTimeoutS: number;
+  /** Serve GET /metrics (CONTRACT §4.10). */
+  metricsEnabled: boolean;
+  /** When set, GET /metrics requires `Authorization: Bearer <metricsToken>`. */
+  metricsToken: string | undefined;
+  /** Seconds between housekeeping purges of expired rows. */
+  purgeIntervalS: number;
 }>;
 
 export class ConfigError extends Error {
@@ -173,5 +186,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolMax: e.DB_POOL_MAX,
     dbAcquireTimeoutMs: e.DB_ACQUIRE_TIMEOUT_MS,
     requestTimeoutS: e.REQUEST_TIMEOUT_S,
+    metricsEnabled: e.METRICS_ENABLED,
+    metricsToken: e.METRICS_TOKEN,
+    purgeIntervalS: e.PURGE_INTERVAL_S,
   });
 }

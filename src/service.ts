@@ -9,6 +9,7 @@ import { loadSecret } from './db/secret.ts';
 import { loadProviderCatalogue } from './data/providerCatalogue.ts';
 import { nativePool } from './db/pool.ts';
 import { RequestLimiter } from './limits/limiter.ts';
+import { createMetrics } from './metrics/registry.ts';
 import { parseRateLimitOverrides, resolvePolicy } from './limits/policy.ts';
 import { createLimiterStores, type LimiterStoreConfig } from './limits/stores.ts';
 import { startApprovalExpirySweeper } from './services/approvals/expiry.ts';
@@ -38,7 +39,8 @@ export async function createService(config: Config, logger: Logger, opts: { cloc
     // Its own store factory: the throttle stays on when the request limits are off.
     const loginThrottle = createLoginThrottle(createLimiterStores(limiterStore));
     const setupLatch = createSetupLatch();
-    const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, loginThrottle, setupLatch };
+    const metrics = createMetrics();
+    const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, loginThrottle, setupLatch, metrics };
     const app = await buildApp(deps);
     const stopSweeper = startApprovalExpirySweeper(deps);
     return {

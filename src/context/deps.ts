@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { ProviderCatalogue } from '../data/providerCatalogue.ts';
 import type { RequestLimiter } from '../limits/limiter.ts';
+import type { Metrics } from '../metrics/registry.ts';
 import type { SetupLatch } from '../services/auth/auth.ts';
 import type { LoginThrottle } from '../services/auth/loginThrottle.ts';
 
@@ -27,4 +28,6 @@ export type Deps = {
   loginThrottle: LoginThrottle;
   /** Whether first-run setup is known to be done, so setup and login stop asking the database. */
   setupLatch: SetupLatch;
+  /** Prometheus instruments (CONTRACT §4.10); updated whether or not GET /metrics is served. */
+  metrics: Metrics;
 };
