@@ -15,8 +15,9 @@ import { createLimiterStores, type LimiterStoreConfig } from './limits/stores.ts
 import { startApprovalExpirySweeper } from './services/approvals/expiry.ts';
 import { createSetupLatch } from './services/auth/auth.ts';
 import { createLoginThrottle } from './services/auth/loginThrottle.ts';
+import { startHousekeeping, type Housekeeping } from './services/housekeeping/housekeeping.ts';
 
-export type Service = { app: FastifyInstance; db: Database; deps: Deps; close(): Promise<void> };
+export type Service = { app: FastifyInstance; db: Database; deps: Deps; housekeeping: Housekeeping; close(): Promise<void> };
 
 export async function createService(config: Config, logger: Logger, opts: { clock?: Clock; database?: Database } = {}): Promise<Service> {
   const startedAt = performance.now();
@@ -43,12 +44,15 @@ export async function createService(config: Config, logger: Logger, opts: { cloc
     const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, loginThrottle, setupLatch, metrics };
     const app = await buildApp(deps);
     const stopSweeper = startApprovalExpirySweeper(deps);
+    const housekeeping = startHousekeeping({ orm: db.orm, url: db.url, clock, config, logger, metrics });
     return {
       app,
       db,
       deps,
+      housekeeping,
       async close() {
         stopSweeper();
+        await housekeeping.stop();
         await app.close();
         if (!opts.database) await db.close();
       },
