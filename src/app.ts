@@ -5,6 +5,7 @@ import type { Deps } from './context/deps.ts';
 import accessLog from './plugins/accessLog.ts';
 import bodyParsers, { BODY_LIMIT } from './plugins/bodyParsers.ts';
 import cookiesAndCors from './plugins/cookiesAndCors.ts';
+import metrics from './plugins/metrics.ts';
 import errorHandlers, { clientErrorHandler, frameworkErrorHandler, MAX_URL_LENGTH } from './plugins/errorHandlers.ts';
 import responseHeaders, { headersFor, requestIdOf } from './plugins/responseHeaders.ts';
 import requestTimeout from './plugins/requestTimeout.ts';
@@ -49,6 +50,7 @@ export async function buildApp(deps: Deps, opts: { drainMs?: number } = {}): Pro
   await app.register(requestTimeout, { config });
   await app.register(cookiesAndCors, { config });
   await app.register(bodyParsers);
+  if (config.metricsEnabled) await app.register(metrics, { deps });
 
   await app.register(restApi, { deps });
   await app.register(docsRoutes, { deps });

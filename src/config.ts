@@ -91,6 +91,13 @@ const EnvSchema = z.object({
   DASHBOARD_ENABLED: bool(true),
   EVENT_RETENTION_S: int(86_400, 60, 2_592_000),
   EVENTS_MAX_STREAMS_PER_USER: int(10, 1, 1000),
+  METRICS_ENABLED: bool(true),
+  // Compared with what a scraper sends in `Authorization: Bearer …`, so it must be a header-safe token.
+  METRICS_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,256}$/, 'must be 16..256 printable ASCII characters without spaces')
+    .optional(),
+  PURGE_INTERVAL_S: int(3600, 10, 86_400),
 });
 
 /**
@@ -141,6 +148,12 @@ export type Config = Readonly<{
   dashboardEnabled: boolean;
   eventRetentionS: number;
   eventsMaxStreamsPerUser: number;
+  /** Serve GET /metrics (CONTRACT §4.10). */
+  metricsEnabled: boolean;
+  /** When set, GET /metrics requires `Authorization: Bearer <metricsToken>`. */
+  metricsToken: string | undefined;
+  /** Seconds between housekeeping purges of expired rows. */
+  purgeIntervalS: number;
 }>;
 
 export class ConfigError extends Error {
@@ -183,5 +196,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dashboardEnabled: e.DASHBOARD_ENABLED,
     eventRetentionS: e.EVENT_RETENTION_S,
     eventsMaxStreamsPerUser: e.EVENTS_MAX_STREAMS_PER_USER,
+    metricsEnabled: e.METRICS_ENABLED,
+    metricsToken: e.METRICS_TOKEN,
+    purgeIntervalS: e.PURGE_INTERVAL_S,
   });
 }

@@ -10,14 +10,16 @@ import { loadProviderCatalogue } from './data/providerCatalogue.ts';
 import { DASHBOARD_DIR, loadDashboard } from './dashboard/assets.ts';
 import { nativePool } from './db/pool.ts';
 import { RequestLimiter } from './limits/limiter.ts';
+import { createMetrics } from './metrics/registry.ts';
 import { parseRateLimitOverrides, resolvePolicy } from './limits/policy.ts';
 import { createLimiterStores, type LimiterStoreConfig } from './limits/stores.ts';
 import { startApprovalExpirySweeper } from './services/approvals/expiry.ts';
 import { createSetupLatch } from './services/auth/auth.ts';
 import { createLoginThrottle } from './services/auth/loginThrottle.ts';
 import { EventsRuntime, type EventsTimings } from './events/runtime.ts';
+import { startHousekeeping, type Housekeeping } from './services/housekeeping/housekeeping.ts';
 
-export type Service = { app: FastifyInstance; db: Database; deps: Deps; close(): Promise<void> };
+export type Service = { app: FastifyInstance; db: Database; deps: Deps; housekeeping: Housekeeping; close(): Promise<void> };
 
 export async function createService(config: Config, logger: Logger, opts: { clock?: Clock; database?: Database; eventTimings?: Partial<EventsTimings> } = {}): Promise<Service> {
   const startedAt = performance.now();
@@ -42,17 +44,21 @@ export async function createService(config: Config, logger: Logger, opts: { cloc
     const setupLatch = createSetupLatch();
     const dashboard = config.dashboardEnabled ? await loadDashboard() : null;
     if (config.dashboardEnabled && !dashboard) logger.warn(`DASHBOARD_ENABLED but ${DASHBOARD_DIR} holds no build (npm run web:build); / is not served`);
+    const metrics = createMetrics();
     const events = await EventsRuntime.start({ config, orm: db.orm, clock, logger }, db.url, opts.eventTimings);
     try {
-      const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, loginThrottle, setupLatch, dashboard, events };
+      const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, loginThrottle, setupLatch, dashboard, events, metrics };
       const app = await buildApp(deps);
       const stopSweeper = startApprovalExpirySweeper(deps);
+      const housekeeping = startHousekeeping({ orm: db.orm, url: db.url, clock, config, logger, metrics });
       return {
         app,
         db,
         deps,
+        housekeeping,
         async close() {
           stopSweeper();
+          await housekeeping.stop();
           // Streams end first (inside app.close's preClose); the listener and jobs stop once requests are done.
           await app.close();
           await events.stop();

@@ -78,11 +78,11 @@ export const unlimitedProcedure = t.procedure.use(checkInput);
 
 /** A signed-in user (cookie or bearer), before the input is looked at. CSRF applies to cookie-authenticated mutations. */
 const signedInProcedure = t.procedure
-  .use(async ({ ctx, type, meta, next }) => {
+  .use(async ({ ctx, type, meta, path, next }) => {
     // ctx.em is read only when a token is there to resolve: requests without one never fork an EntityManager.
     const resolve = (token: string) => resolveSession({ em: ctx.em, clock: ctx.deps.clock, config: ctx.deps.config }, token);
     const actor = await authenticate(ctx.credentials, resolve, { mutation: type === 'mutation', secret: ctx.deps.secret }).catch(async (error: unknown) => {
-      if (error instanceof ApiError && error.status === 401) await countFailedAuthentication(ctx);
+      if (error instanceof ApiError && error.status === 401) await countFailedAuthentication(ctx, path);
       throw error;
     });
     ctx.trace.userId = actor.userId;

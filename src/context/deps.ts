@@ -6,6 +6,7 @@ import type { DashboardAssets } from '../dashboard/assets.ts';
 import type { ProviderCatalogue } from '../data/providerCatalogue.ts';
 import type { EventsRuntime } from '../events/runtime.ts';
 import type { RequestLimiter } from '../limits/limiter.ts';
+import type { Metrics } from '../metrics/registry.ts';
 import type { SetupLatch } from '../services/auth/auth.ts';
 import type { LoginThrottle } from '../services/auth/loginThrottle.ts';
 
@@ -33,4 +34,6 @@ export type Deps = {
   dashboard: DashboardAssets | null;
   /** Live events of this instance (CONTRACT §4.8): fan-out, stream admission, retention. */
   events: EventsRuntime;
+  /** Prometheus instruments (CONTRACT §4.10); updated whether or not GET /metrics is served. */
+  metrics: Metrics;
 };

@@ -18,5 +18,7 @@ export const probesRouter = router({
   capabilities: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/capabilities', tags: ['probes'], summary: 'Optional subsystems wired in this deployment', errorResponses: [401, 429, 500, 503] } })
     .output(CapabilitiesResponse)
-    .query(({ ctx }) => capabilities({ limiter: ctx.deps.limiter, dashboard: ctx.deps.dashboard, events: ctx.deps.events })),
+    .query(({ ctx }) =>
+      capabilities({ limiter: ctx.deps.limiter, dashboard: ctx.deps.dashboard, events: ctx.deps.events, metricsEnabled: ctx.deps.config.metricsEnabled }),
+    ),
 });

@@ -225,3 +225,51 @@ export async function redeemTicket(em: EntityManager, ticketHash: string, now: D
     .returning(['userId', 'sessionId'])
     .executeTakeFirst();
 }
+
+// Housekeeping (src/services/housekeeping): each call deletes at most `limit` rows, so every statement stays
+// short next to requests; the caller repeats until fewer come back.
+
+/**
+ * Sessions nothing can use any more: the access token and the refresh window have both ended. A revoked
+ * session is kept until then, so its tokens still answer 1002 rather than 1000.
+ */
+export async function purgeEndedSessions(em: EntityManager, now: Date, limit: number): Promise<number> {
+  const result = await kysely(em)
+    .deleteFrom('sessions')
+    .where('id', 'in', (eb) => eb.selectFrom('sessions').select('id').where('expiresAt', '<=', now).where('refreshExpiresAt', '<=', now).limit(limit))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/**
+ * Refresh tokens past their expiry (used or not), and those whose session is gone. A used token stays
+ * until it expires, so presenting it again is still recognised as a replay.
+ */
+export async function purgeRefreshTokens(em: EntityManager, now: Date, limit: number): Promise<number> {
+  const result = await kysely(em)
+    .deleteFrom('refresh_tokens')
+    .where('tokenHash', 'in', (eb) =>
+      eb
+        .selectFrom('refresh_tokens as t')
+        .select('t.tokenHash')
+        .where((w) => w.or([w('t.expiresAt', '<=', now), w.not(w.exists(w.selectFrom('sessions as s').select('s.id').whereRef('s.id', '=', 't.sessionId')))]))
+        .limit(limit),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** WebSocket tickets redeemed or expired: neither can be redeemed again. */
+export async function purgeWsTickets(em: EntityManager, now: Date, limit: number): Promise<number> {
+  const result = await kysely(em)
+    .deleteFrom('ws_tickets')
+    .where('ticketHash', 'in', (eb) =>
+      eb
+        .selectFrom('ws_tickets')
+        .select('ticketHash')
+        .where((w) => w.or([w('expiresAt', '<=', now), w('redeemedAt', 'is not', null)]))
+        .limit(limit),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -4,14 +4,25 @@ import type { EventsRuntime } from '../../events/runtime.ts';
 import type { RequestLimiter } from '../../limits/limiter.ts';
 import type { CapabilitiesResponse } from '../../routers/probes/schemas.ts';
 
-export function capabilities({ limiter, dashboard, events }: { limiter: RequestLimiter | null; dashboard: DashboardAssets | null; events: EventsRuntime }): CapabilitiesResponse {
+export function capabilities({
+  limiter,
+  dashboard,
+  events,
+  metricsEnabled,
+}: {
+  limiter: RequestLimiter | null;
+  dashboard: DashboardAssets | null;
+  events: EventsRuntime;
+  metricsEnabled: boolean;
+}): CapabilitiesResponse {
   return {
     // The WebSocket of live events is registered (the events plugin says so when it is).
     events: events.websocketServed,
     refresh_tokens: true,
     // What was wired, not what was asked for: the limiter is null when RATE_LIMITS_ENABLED=false.
     shared_rate_limits: limiter?.storeKind === 'postgres',
-    metrics: false,
+    // GET /metrics is registered exactly when METRICS_ENABLED (src/app.ts).
+    metrics: metricsEnabled,
     docs: true,
     // Served only when enabled and built (see createService).
     dashboard: dashboard !== null,

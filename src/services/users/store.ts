@@ -67,6 +67,16 @@ export async function setPassword(em: EntityManager, id: string, passwordHash: s
   return result.numUpdatedRows > 0n;
 }
 
+/** A temporary password set by an operator (npm run admin -- reset-password): the user must replace it at sign-in. */
+export async function setTemporaryPassword(em: EntityManager, id: string, passwordHash: string, now: Date): Promise<void> {
+  await kysely(em).updateTable('users').set({ passwordHash, mustChangePassword: true, updatedAt: now }).where('id', '=', id).execute();
+}
+
+/** Every user in creation order, for the operators' listing (npm run admin -- list-users). */
+export async function allUsers(em: EntityManager): Promise<StoredUser[]> {
+  return kysely(em).selectFrom('users').selectAll().orderBy('createdAt').orderBy('id').execute();
+}
+
 /** The same password under new hashing parameters; not a change of the user, so updated_at stays. */
 export async function replacePasswordHash(em: EntityManager, id: string, passwordHash: string): Promise<void> {
   await kysely(em).updateTable('users').set({ passwordHash }).where('id', '=', id).execute();

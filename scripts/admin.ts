@@ -1,0 +1,91 @@
+// `npm run admin -- <command>`: operator commands on the configured database (CONTRACT §4.10).
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { AdminError, formatTable, listUsers, resetPassword, revokeSessions } from '../src/admin/commands.ts';
+import { ConfigError, loadConfig, type Config } from '../src/config.ts';
+import { systemClock } from '../src/context/deps.ts';
+import { openDatabase, type Database } from '../src/db/database.ts';
+
+const USAGE = 'usage: npm run admin -- reset-password <username> | list-users | revoke-sessions <username>';
+
+type Command = { name: 'reset-password' | 'revoke-sessions'; username: string } | { name: 'list-users' };
+
+/** Exit codes: 0 done, 1 failed (nothing changed), 2 the command line itself is wrong. */
+class Failure extends Error {
+  readonly exitCode: 1 | 2;
+  constructor(message: string, exitCode: 1 | 2) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+function parseCommand(argv: readonly string[]): Command {
+  const [name, ...rest] = argv;
+  if (name === 'list-users' && rest.length === 0) return { name };
+  if ((name === 'reset-password' || name === 'revoke-sessions') && rest.length === 1 && rest[0]) return { name, username: rest[0] };
+  if (name === 'list-users' || name === 'reset-password' || name === 'revoke-sessions') throw new Failure(`wrong arguments for ${name} (${USAGE})`, 2);
+  throw new Failure(name === undefined ? USAGE : `unknown command ${JSON.stringify(name)} (${USAGE})`, 2);
+}
+
+function configuration(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) throw new Failure(error.message.replace(/\n\s*/g, ' '), 1);
+    throw error;
+  }
+}
+
+async function open(config: Config): Promise<Database> {
+  // Starting the embedded PostgreSQL on an empty DATA_DIR would create a fresh, empty database.
+  if (!config.databaseUrl && !existsSync(path.join(config.dataDir, 'pg', 'PG_VERSION'))) {
+    throw new Failure(`no database: ${path.join(config.dataDir, 'pg')} holds no embedded PostgreSQL (set DATA_DIR to the service's, or DATABASE_URL)`, 1);
+  }
+  const log = { debug: () => {}, info: (m: string) => console.error(m), warn: (m: string) => console.error(m) };
+  try {
+    return await openDatabase(config, log);
+  } catch (error) {
+    const hint = config.databaseUrl ? '' : ' (with the embedded database, stop the service first)';
+    throw new Failure(`cannot open the database: ${firstLine(error)}${hint}`, 1);
+  }
+}
+
+async function run(command: Command, db: Database): Promise<void> {
+  const env = { em: db.orm.em.fork(), clock: systemClock };
+  switch (command.name) {
+    case 'list-users':
+      console.log(formatTable(await listUsers(env)));
+      return;
+    case 'reset-password': {
+      const done = await resetPassword(env, command.username);
+      console.log(`temporary password for ${done.username}: ${done.password}`);
+      console.log(`shown once; ${done.username} must choose a new password at the next sign-in (${done.revokedSessions} session(s) revoked)`);
+      return;
+    }
+    case 'revoke-sessions': {
+      const done = await revokeSessions(env, command.username);
+      console.log(`revoked ${done.revokedSessions} session(s) of ${done.username}`);
+      return;
+    }
+  }
+}
+
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message || error.name : String(error);
+  return message.split('\n')[0] ?? message;
+}
+
+let exitCode = 0;
+try {
+  const command = parseCommand(process.argv.slice(2));
+  const db = await open(configuration());
+  try {
+    await run(command, db);
+  } finally {
+    await db.close();
+  }
+} catch (error) {
+  exitCode = error instanceof Failure ? error.exitCode : 1;
+  console.error(`admin: ${error instanceof Failure || error instanceof AdminError ? error.message : firstLine(error)}`);
+}
+process.exit(exitCode);

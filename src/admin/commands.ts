@@ -1,0 +1,71 @@
+// The operators' commands (npm run admin, CONTRACT §4.10): reset a password, list users, revoke sessions.
+import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Clock } from '../context/deps.ts';
+import { assertPasswordPolicy, hashPassword } from '../services/auth/passwords.ts';
+import { revokeUserSessions } from '../services/auth/sessions.ts';
+import { liveSessions } from '../services/auth/store.ts';
+import { usernameKey } from '../services/auth/usernameKeys.ts';
+import { allUsers, findUserByKeyWithGrants, lockUser, setTemporaryPassword } from '../services/users/store.ts';
+
+/** A failure the operator can act on; the command prints its message as one line and changes nothing. */
+export class AdminError extends Error {
+  override name = 'AdminError';
+}
+
+type Env = { em: EntityManager; clock: Clock };
+
+/**
+ * Gives the user a generated temporary password (returned, to be shown once), requires a new one at the
+ * next sign-in and ends every session, all in one transaction: the way back in when the CEO's is lost.
+ */
+export async function resetPassword({ em, clock }: Env, username: string): Promise<{ username: string; password: string; revokedSessions: number }> {
+  const user = await findUser(em, username);
+  // 18 random bytes: 24 URL-safe characters, inside the 12..128 policy and easy to copy from a terminal.
+  const password = randomBytes(18).toString('base64url');
+  assertPasswordPolicy(password, user.username);
+  const passwordHash = await hashPassword(password);
+  const revokedSessions = await em.transactional(async (tx) => {
+    if (!(await lockUser(tx, user.id))) throw new AdminError(`no user named ${JSON.stringify(username)}`);
+    await setTemporaryPassword(tx, user.id, passwordHash, clock.now());
+    return revokeUserSessions({ em: tx, clock }, user.id, 'password_change');
+  });
+  return { username: user.username, password, revokedSessions };
+}
+
+/** Ends every session of the user; returns how many were live. */
+export async function revokeSessions({ em, clock }: Env, username: string): Promise<{ username: string; revokedSessions: number }> {
+  const user = await findUser(em, username);
+  const revokedSessions = await revokeUserSessions({ em, clock }, user.id, 'revoked');
+  return { username: user.username, revokedSessions };
+}
+
+export type UserRow = { username: string; role: string; mustChangePassword: boolean; liveSessions: number; createdAt: Date };
+
+export async function listUsers({ em, clock }: Env): Promise<UserRow[]> {
+  const [users, sessions] = await Promise.all([allUsers(em), liveSessions(em, clock.now(), null)]);
+  const live = Map.groupBy(sessions, (s) => s.userId);
+  return users.map((u) => ({
+    username: u.username,
+    role: u.role,
+    mustChangePassword: u.mustChangePassword,
+    liveSessions: live.get(u.id)?.length ?? 0,
+    createdAt: u.createdAt,
+  }));
+}
+
+/** A plain-text table with a header row, columns padded to their widest cell. */
+export function formatTable(rows: readonly UserRow[]): string {
+  const header = ['USERNAME', 'ROLE', 'MUST CHANGE PASSWORD', 'LIVE SESSIONS', 'CREATED'];
+  const cells = rows.map((r) => [r.username, r.role, r.mustChangePassword ? 'yes' : 'no', String(r.liveSessions), r.createdAt.toISOString()]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]?.length ?? 0)));
+  const line = (c: readonly string[]) => c.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  return [line(header), ...cells.map(line)].join('\n');
+}
+
+// Looked up by the login key, so the operator may type the name as the user signs in with it.
+async function findUser(em: EntityManager, username: string) {
+  const user = await findUserByKeyWithGrants(em, usernameKey(username));
+  if (!user) throw new AdminError(`no user named ${JSON.stringify(username)}`);
+  return user;
+}

@@ -1,0 +1,104 @@
+// The service's Prometheus metrics (CONTRACT §4.10): one registry per service, the instruments others update.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Pool } from 'pg';
+
+/**
+ * What the rest of the service updates. Request counting is the metrics plugin's own onResponse hook;
+ * the others are called where the thing happens:
+ * - `rateLimited(code, operation)` from the limiter middleware (src/limits/middleware.ts);
+ * - `loginFailures` by the metrics plugin when auth.login answers 401;
+ * - `eventStreams` (`inc()` when an event stream opens, `dec()` when it closes), `eventsDelivered` and
+ *   `eventsDropped` (`inc()` or `inc(n)`) for the events subsystem;
+ * - `purgedRows` (`inc({ task }, n)`) by housekeeping.
+ */
+export type Metrics = {
+  readonly registry: Registry;
+  readonly requests: Counter<'operation' | 'method' | 'status'>;
+  readonly requestDuration: Histogram<'operation' | 'method' | 'status'>;
+  rateLimited(code: 5000 | 5001 | 5002, operation: string): void;
+  readonly loginFailures: Counter;
+  readonly eventStreams: Gauge;
+  readonly eventsDelivered: Counter;
+  readonly eventsDropped: Counter;
+  readonly purgedRows: Counter<'task'>;
+  /** Reads the pool's size, idle and waiting counts at every scrape (nothing is sampled in between). */
+  watchPool(pool: Pick<Pool, 'totalCount' | 'idleCount' | 'waitingCount'>): void;
+};
+
+// Request latencies here run from a millisecond (probes) to seconds (password hashing under load).
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  const rateLimitRefusals = new Counter({
+    name: 'agent_org_rate_limited_total',
+    help: 'Requests refused by a rate limit, by error code (5000 global, 5001 per operation, 5002 concurrency) and operation',
+    labelNames: ['code', 'operation'] as const,
+    registers: [registry],
+  });
+  let pool: Pick<Pool, 'totalCount' | 'idleCount' | 'waitingCount'> | null = null;
+  const poolGauge = (name: string, help: string, read: (p: NonNullable<typeof pool>) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        if (pool) this.set(read(pool));
+      },
+    });
+  poolGauge('agent_org_db_pool_size', 'Open connections in the database pool', (p) => p.totalCount);
+  poolGauge('agent_org_db_pool_idle', 'Idle connections in the database pool', (p) => p.idleCount);
+  poolGauge('agent_org_db_pool_waiting', 'Requests waiting for a database connection', (p) => p.waitingCount);
+
+  return {
+    registry,
+    requests: new Counter({
+      name: 'agent_org_http_requests_total',
+      help: 'HTTP requests answered, by operation (procedure path, or route), method and status',
+      labelNames: ['operation', 'method', 'status'] as const,
+      registers: [registry],
+    }),
+    requestDuration: new Histogram({
+      name: 'agent_org_http_request_duration_seconds',
+      help: 'Time from receiving a request to sending its response, by operation, method and status',
+      labelNames: ['operation', 'method', 'status'] as const,
+      buckets: DURATION_BUCKETS,
+      registers: [registry],
+    }),
+    rateLimited: (code, operation) => rateLimitRefusals.inc({ code, operation }),
+    loginFailures: new Counter({
+      name: 'agent_org_login_failures_total',
+      help: 'Sign-in attempts refused for a wrong username or password',
+      registers: [registry],
+    }),
+    eventStreams: new Gauge({ name: 'agent_org_event_streams_open', help: 'Event streams currently open', registers: [registry] }),
+    eventsDelivered: new Counter({ name: 'agent_org_events_delivered_total', help: 'Events written to a client stream', registers: [registry] }),
+    eventsDropped: new Counter({
+      name: 'agent_org_events_dropped_total',
+      help: 'Events not delivered to a stream (slow consumer, closed stream)',
+      registers: [registry],
+    }),
+    purgedRows: new Counter({
+      name: 'agent_org_housekeeping_purged_rows_total',
+      help: 'Rows deleted by housekeeping, by purge task',
+      labelNames: ['task'] as const,
+      registers: [registry],
+    }),
+    watchPool(p) {
+      pool = p;
+    },
+  };
+}
+
+// Process-wide facts (CPU, memory, event loop lag, GC), collected once per process however many services
+// it runs (tests start dozens): each collection installs an event-loop monitor and a GC observer.
+let processRegistry: Registry | undefined;
+
+/** The service's registry merged with the process defaults, for serving. */
+export function servedRegistry(metrics: Metrics): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return Registry.merge([metrics.registry, processRegistry]);
+}
