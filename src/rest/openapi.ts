@@ -142,7 +142,7 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string; 
   429: {
     name: 'TooManyRequests',
     description: 'Rate limited: 5000 global, 5001 per operation, 5002 one call in flight. Retry after `Retry-After` seconds.',
-    headers: ['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+    headers: ['Retry-After'],
   },
   500: { name: 'InternalError', description: 'Unexpected server error (8000) or storage failure (8002); quote `instance` when reporting it.', headers: [] },
   503: {
@@ -152,10 +152,14 @@ const ERROR_RESPONSES: Record<ErrorStatus, { name: string; description: string; 
   },
 };
 
+const RATE_LIMIT_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] as const;
+
 function errorResponseComponent(status: ErrorStatus): Response {
   const { description, headers } = ERROR_RESPONSES[status];
   const declared: Record<string, Header> = { 'X-Request-Id': ref('headers', 'X-Request-Id') };
   for (const name of headers) declared[name] = status === 429 && name === 'Retry-After' ? { ...HEADERS[name], required: true } : ref('headers', name);
+  // An operation with a limit of its own counts the call before it fails for another reason, and says so.
+  for (const name of RATE_LIMIT_HEADERS) declared[name] ??= ref('headers', name);
   return {
     description,
     headers: declared,
@@ -263,7 +267,7 @@ function accessOf(route: RestRoute): Access {
 function successResponse(operation: Operation, route: RestRoute): Json {
   const status = route.rest.status ?? 200;
   const headers: Json = { 'X-Request-Id': ref('headers', 'X-Request-Id') };
-  if (route.meta.limits) for (const name of ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']) headers[name] = ref('headers', name);
+  if (route.meta.limits) for (const name of RATE_LIMIT_HEADERS) headers[name] = ref('headers', name);
   if (route.rest.location) headers.Location = ref('headers', 'Location');
   if (route.rest.etag) headers.ETag = ref('headers', 'ETag');
   if (route.rest.idempotencyKey) headers['Idempotent-Replayed'] = ref('headers', 'Idempotent-Replayed');
@@ -391,9 +395,26 @@ function nameRequestBody(operation: Operation, schemas: Record<string, unknown>,
   }
   const name = requestSchemaName(route);
   if (name in schemas) throw new Error(`request body schema ${name} of ${route.procedurePath} clashes with another schema`);
-  schemas[name] = schema;
+  schemas[name] = defaultsInProse(schema);
   const required = Array.isArray(schema.required) && schema.required.length > 0;
   operation.requestBody = { required, content: { 'application/json': { schema: ref('schemas', name) } } };
+}
+
+/**
+ * A request field's default, said in words instead of `default`: openapi-typescript (7.x, `defaultNonNullable`
+ * on by default) types a field with a `default` as required, so generated clients would have to send what the
+ * server fills in anyway (openapi-ts/openapi-typescript#1741, #2012).
+ */
+function defaultsInProse(schema: Json): Json {
+  const properties = record(schema.properties);
+  for (const [field, value] of Object.entries(properties)) {
+    const property = record(value);
+    if (!('default' in property)) continue;
+    const { default: fallback, ...rest } = property;
+    const said = `Default: \`${JSON.stringify(fallback)}\`.`;
+    properties[field] = { ...rest, description: typeof rest.description === 'string' ? `${rest.description} ${said}` : said };
+  }
+  return Object.keys(properties).length === 0 ? schema : { ...schema, properties };
 }
 
 /** The id the input schema was registered with (e.g. `CreateUserRequest`), else `<Area><Name>Request`. */
