@@ -234,7 +234,11 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 // One operation: what its tier, input, limits and meta imply.
 
 /** One reason an operation answers with an error: the code and when. */
-type Outcome = { code: ErrorCode; when: string };
+/**
+ * One reason an operation answers with an error: the code and when. `common` marks what the shared response's
+ * own description already says for every operation, so a status with nothing else keeps that description.
+ */
+type Outcome = { code: ErrorCode; when: string; common?: true };
 
 function describeRoute(doc: OpenAPIObject, schemas: Record<string, unknown>, route: RestRoute): void {
   const operation = doc.paths?.[route.openapiPath]?.[lower(route.method)];
@@ -299,13 +303,17 @@ export function outcomesOf(route: RestRoute): Outcome[] {
   const outcomes: Outcome[] = [];
 
   if (readsInput(route)) {
-    outcomes.push({ code: 2001, when: 'The request has the wrong shape; the detail names the field (`body.x`, `query.x`, `path.x`).' });
+    outcomes.push({ code: 2001, when: 'The request has the wrong shape; the detail names the field (`body.x`, `query.x`, `path.x`).', common: true });
   }
   if (route.rest.idempotencyKey) outcomes.push({ code: 2001, when: 'A malformed `Idempotency-Key` header.' });
   if (access.authenticated) {
     outcomes.push(
-      { code: 1000, when: 'No credentials, or a missing, malformed, unknown or expired `session` cookie or bearer token.' },
-      { code: 1002, when: 'The session was ended: logged out, revoked, evicted, ended by a password change or user deletion, or its refresh token replayed.' },
+      { code: 1000, when: 'No credentials, or a missing, malformed, unknown or expired `session` cookie or bearer token.', common: true },
+      {
+        code: 1002,
+        when: 'The session was ended: logged out, revoked, evicted, ended by a password change or user deletion, or its refresh token replayed.',
+        common: true,
+      },
     );
     if (access.roles) outcomes.push({ code: 1001, when: `The caller's role is not ${access.roles.map((r) => `\`${r}\``).join(', ')}.` });
     if (route.meta.allowPendingPasswordChange !== true) outcomes.push({ code: 1001, when: 'The user must change the initial password first (`password change required`).' });
@@ -313,7 +321,7 @@ export function outcomesOf(route: RestRoute): Outcome[] {
   }
   if (route.rest.ifMatch) outcomes.push({ code: 4002, when: '`If-Match` names none of the current entity tags.' });
   if (route.rest.idempotencyKey) outcomes.push({ code: 4000, when: 'This `Idempotency-Key` was used with a different request.' });
-  if (access.limited) outcomes.push({ code: 5000, when: 'The global limit of the caller (the user, or the IP address when signed out).' });
+  if (access.limited) outcomes.push({ code: 5000, when: 'The global limit of the caller (the user, or the IP address when signed out).', common: true });
   const op = route.meta.limits?.op;
   if (op !== undefined) {
     const policy = OPERATION_POLICIES[op];
@@ -323,23 +331,22 @@ export function outcomesOf(route: RestRoute): Outcome[] {
   }
   if (route.rest.idempotencyKey) outcomes.push({ code: 5002, when: 'The first request with this `Idempotency-Key` is still running.' });
   outcomes.push(...added);
-  outcomes.push({ code: 8000, when: 'An unexpected failure.' }, { code: 8002, when: 'A database error other than unavailability.' });
-  if (!added.some((o) => o.code === 8001)) outcomes.push({ code: 8001, when: 'The database is unreachable or overloaded, or the service is shutting down.' });
+  outcomes.push({ code: 8000, when: 'An unexpected failure.', common: true }, { code: 8002, when: 'A database error other than unavailability.', common: true });
+  if (!added.some((o) => o.code === 8001)) outcomes.push({ code: 8001, when: 'The database is unreachable or overloaded, or the service is shutting down.', common: true });
   return outcomes;
 }
 
 function errorResponses(route: RestRoute): Json {
   const byStatus = Map.groupBy(outcomesOf(route), (o) => ERROR_CODES[o.code].status);
   const responses: Json = {};
-  const specific = new Set(Object.keys(route.meta.errors ?? {}).map((code) => ERROR_CODES[errorCodeOf(Number(code))].status));
   for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
+    const outcomes = byStatus.get(status) ?? [];
     const shared = ref('responses', ERROR_RESPONSES[errorStatusOf(status)].name);
-    // 500 and 503 read the same everywhere unless the operation says more (readyz).
-    if ((status === 500 || status === 503) && !specific.has(status)) {
+    if (outcomes.every((o) => o.common)) {
       responses[status] = shared;
       continue;
     }
-    const lines = (byStatus.get(status) ?? []).map((o) => `- \`${o.code}\` ${ERROR_CODES[o.code].name}: ${o.when}`);
+    const lines = outcomes.map((o) => `- \`${o.code}\` ${ERROR_CODES[o.code].name}: ${o.when}`);
     // OpenAPI 3.1 lets a reference carry its own description: the shared response, told for this operation.
     responses[status] = { ...shared, description: lines.join('\n') };
   }
