@@ -283,19 +283,19 @@ export class ApiError extends TRPCError {
 
 export const ErrorDetailSchema = z
   .object({
-    type: z.string(),
-    title: z.string(),
-    detail: z.string(),
-    instance: z.string(),
-    error_code: z.number().int(),
+    type: z.url().describe('`{PUBLIC_URL}/docs/errors#{error_category}`: the page that explains the category and its codes.'),
+    title: z.string().describe('The title of the category.'),
+    detail: z.string().describe('What went wrong; for 5xx a fixed sentence per code.'),
+    instance: z.string().describe('The request id, also sent as `X-Request-Id`; quote it when reporting a problem.'),
+    error_code: z.literal(Object.keys(ERROR_CODES).map(Number)).describe('The code; each is explained at /docs/errors.').meta({ type: 'integer' }),
     error_category: z.enum(Object.keys(ERROR_CATEGORIES) as [ErrorCategory, ...ErrorCategory[]]),
-    retryable: z.boolean(),
-    retry_after: z.number().int().nullable(),
+    retryable: z.boolean().describe('Whether retrying the same request may succeed (5000, 5001, 5002, 8001).'),
+    retry_after: z.int().min(1).nullable().describe('Seconds to wait before retrying (also `Retry-After`); null unless retryable.'),
   })
   .meta({ id: 'ErrorDetail' });
 export type ErrorDetail = z.infer<typeof ErrorDetailSchema>;
 
-export const ProblemDetailSchema = ErrorDetailSchema.extend({ status: z.number().int() }).meta({ id: 'ProblemDetail' });
+export const ProblemDetailSchema = ErrorDetailSchema.extend({ status: z.int().min(400).max(599).describe('The HTTP status.') }).meta({ id: 'ProblemDetail' });
 export type ProblemDetail = z.infer<typeof ProblemDetailSchema>;
 
 /** Names each failing field the way a client sent it, e.g. `body.password: too short (min 12)`. */

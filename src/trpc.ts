@@ -2,7 +2,7 @@
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { Context } from './context/index.ts';
-import { ApiError, toApiError, toProblem } from './errors.ts';
+import { ApiError, toApiError, toProblem, type ErrorCode } from './errors.ts';
 import { assertAcceptableInput } from './inputRules.ts';
 import { authenticate, requirePasswordChanged, requireRole, type Role } from './services/auth/guards.ts';
 import { resolveSession } from './services/auth/sessions.ts';
@@ -18,9 +18,34 @@ export type RestMeta = {
   location?: `/${string}`;
   /** Sends a strong ETag computed from the returned data (CONTRACT §2.1). */
   etag?: boolean;
+  /** Honours `If-Match` with the resource's ETag: a stale one is 409/4002 (CONTRACT §2.1). */
+  ifMatch?: boolean;
+  /** Accepts an `Idempotency-Key` header: a repeat is answered from the first call (CONTRACT §2.5). */
+  idempotencyKey?: boolean;
+  /**
+   * Cookies the operation handles itself (CONTRACT §3.2, §3.3): those it reads beyond authentication
+   * (refresh and logout work from cookies alone), and whether it issues the three session cookies or clears them.
+   */
+  cookies?: { reads?: readonly ('session' | 'refresh_token')[]; writes?: 'issue' | 'clear' };
+};
+
+/**
+ * What a procedure's tier implies for every call, stamped into its meta by the tier itself (a router never
+ * sets it), so the OpenAPI document derives statuses and security from the same values that enforce them.
+ */
+export type Access = {
+  tier: 'unlimited' | 'public' | 'authed' | 'ceo' | 'approver' | 'writer';
+  /** A signed-in user is required (session cookie or bearer token). */
+  authenticated: boolean;
+  /** The roles allowed; absent: any signed-in user (or anyone, when not authenticated). */
+  roles?: readonly Role[];
+  /** The global per-subject limit (5000) applies. */
+  limited: boolean;
 };
 
 export type Meta = OpenApiMeta<{
+  /** Set by the procedure tiers below. */
+  access?: Access;
   rest?: RestMeta;
   limits?: { op: OperationId };
   /** Callable by a user who still has to change the initial password (CONTRACT §3.1). */
@@ -30,6 +55,11 @@ export type Meta = OpenApiMeta<{
    * checked (logout: a broken body must never keep a session alive, CONTRACT §3.3).
    */
   ignoresInput?: boolean;
+  /**
+   * The errors this operation adds to those its tier, input, limits and `rest` meta already imply
+   * (OpenAPI responses): error code → when the operation sends it.
+   */
+  errors?: Partial<Record<ErrorCode, string>>;
 }>;
 
 const t = initTRPC
@@ -68,13 +98,13 @@ const checkInput = t.middleware(async ({ meta, getRawInput, next }) => {
 });
 
 /** Anyone; per-operation limits from meta apply, keyed by client IP. */
-export const publicProcedure = t.procedure.use(withLimits).use(checkInput);
+export const publicProcedure = t.procedure.meta({ access: { tier: 'public', authenticated: false, limited: true } }).use(withLimits).use(checkInput);
 
 /**
  * Anyone, outside every rate limit: the probes and setup status, which SERVICE-SPEC gives no 429 and
  * orchestrators poll at any rate. Being a tier of its own keeps their hot path free of limiter work.
  */
-export const unlimitedProcedure = t.procedure.use(checkInput);
+export const unlimitedProcedure = t.procedure.meta({ access: { tier: 'unlimited', authenticated: false, limited: false } }).use(checkInput);
 
 /** A signed-in user (cookie or bearer), before the input is looked at. CSRF applies to cookie-authenticated mutations. */
 const signedInProcedure = t.procedure
@@ -92,10 +122,11 @@ const signedInProcedure = t.procedure
   .use(withLimits);
 
 /** A signed-in user (cookie or bearer); `ctx.actor` is non-null. */
-export const authedProcedure = signedInProcedure.use(checkInput);
+export const authedProcedure = signedInProcedure.meta({ access: { tier: 'authed', authenticated: true, limited: true } }).use(checkInput);
 
-const roleProcedure = (roles: readonly Role[]) =>
+const roleProcedure = (tier: Access['tier'], roles: readonly Role[]) =>
   signedInProcedure
+    .meta({ access: { tier, authenticated: true, roles, limited: true } })
     .use(({ ctx, next }) => {
       requireRole(ctx.actor, roles);
       return next({ ctx });
@@ -103,8 +134,8 @@ const roleProcedure = (roles: readonly Role[]) =>
     .use(checkInput);
 
 /** The CEO only: user administration and every setup mutation. */
-export const ceoProcedure = roleProcedure(['ceo']);
+export const ceoProcedure = roleProcedure('ceo', ['ceo']);
 /** Those who decide approvals. */
-export const approverProcedure = roleProcedure(['ceo', 'manager', 'board_member']);
+export const approverProcedure = roleProcedure('approver', ['ceo', 'manager', 'board_member']);
 /** Those who create approvals and decide review stages. */
-export const writerProcedure = roleProcedure(['ceo', 'manager', 'pair_programmer']);
+export const writerProcedure = roleProcedure('writer', ['ceo', 'manager', 'pair_programmer']);

@@ -1,3 +1,4 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATEGORIES, ERROR_CODES } from '../src/errors.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
@@ -15,7 +16,7 @@ describe('GET /docs (the reference UI)', () => {
     const res = await get('/docs');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
-    expect(res.body).toContain('src="/docs/js/scalar.js"');
+    expect(res.body).toMatch(/src="\/docs\/js\/scalar\.js\?v=[\w-]+"/);
   });
 
   it('serves an HTML page that loads the UI from this server and reads /api/v1/openapi.json', async () => {
@@ -33,6 +34,48 @@ describe('GET /docs (the reference UI)', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/javascript/);
     expect(res.body.length).toBeGreaterThan(100_000);
+  });
+
+  it("switches Scalar's hosted extras off: Ask AI (the agent), MCP generation, the developer toolbar (Share, Deploy), telemetry", async () => {
+    const res = await get('/docs');
+    const literal = /createApiReference\('#app', (\{[\s\S]*?\})\)\s*<\/script>/.exec(res.body)?.[1];
+    expect(literal, 'the page configures the reference').toBeDefined();
+    expect(JSON.parse(literal ?? '{}')).toMatchObject({
+      url: '/api/v1/openapi.json',
+      agent: { disabled: true },
+      mcp: { disabled: true },
+      showDeveloperTools: 'never',
+      telemetry: false,
+      withDefaultFonts: false,
+    });
+  });
+
+  it('serves the UI script compressed (brotli or gzip, as accepted), and cacheable for good under its versioned URL', async () => {
+    const plain = await get('/docs/js/scalar.js');
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers.vary).toBe('accept-encoding');
+    expect(plain.headers['cache-control']).toBe('public, max-age=0, must-revalidate');
+
+    const br = await svc.app.inject({ method: 'GET', url: '/docs/js/scalar.js', headers: { 'accept-encoding': 'gzip, deflate, br' } });
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(br.rawPayload.length).toBeLessThan(plain.rawPayload.length / 3);
+    expect(brotliDecompressSync(br.rawPayload).equals(plain.rawPayload)).toBe(true);
+
+    const gz = await svc.app.inject({ method: 'GET', url: '/docs/js/scalar.js', headers: { 'accept-encoding': 'gzip, br;q=0' } });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.rawPayload).equals(plain.rawPayload)).toBe(true);
+
+    // The page names the script by its content; that URL never changes meaning.
+    const versioned = /src="(\/docs\/js\/scalar\.js\?v=[\w-]+)"/.exec((await get('/docs')).body)?.[1] ?? '';
+    const cached = await get(versioned);
+    expect(cached.statusCode).toBe(200);
+    expect(cached.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+
+    const etag = String(br.headers.etag);
+    const revalidated = await svc.app.inject({ method: 'GET', url: '/docs/js/scalar.js', headers: { 'accept-encoding': 'br', 'if-none-match': etag } });
+    expect(revalidated.statusCode).toBe(304);
+    expect(revalidated.body).toBe('');
+    expect(String(plain.headers.etag)).not.toBe(etag);
   });
 
   it('answers HEAD like GET', async () => {

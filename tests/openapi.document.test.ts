@@ -3,7 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeTable } from '../src/rest/routeTable.ts';
 import { buildOpenApiDocument } from '../src/rest/openapi.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
+import { ERROR_CODES } from '../src/errors.ts';
+import { PERSONALITY_PRESET_NAMES } from '../src/data/personalityPresets.ts';
+import { ROLES } from '../src/services/auth/roles.ts';
+import { ORG_ROLES } from '../src/services/users/grants.ts';
 import type { OpenApiDocument } from './helpers/openapiConformance.ts';
+import { operationsOf } from './helpers/openapiOperations.ts';
 
 let svc: TestService;
 let doc: OpenApiDocument;
@@ -106,25 +111,156 @@ describe('documented operations and served routes', () => {
 });
 
 describe('document details', () => {
-  it('marks public operations with an empty security requirement and others with bearer or cookie', () => {
-    const healthz = doc.paths?.['/healthz']?.get as { security: unknown[] };
-    const capabilities = doc.paths?.['/capabilities']?.get as { security: unknown[] };
-    expect(healthz.security).toEqual([]);
-    expect(capabilities.security).toEqual([{ bearerAuth: [] }, { cookieAuth: [] }]);
-  });
+  const operations = () => operationsOf(doc);
+  const schema = (name: string) => record(record(doc.components?.schemas)[name]);
+  const property = (name: string, field: string) => record(record(schema(name).properties)[field]);
+  const find = (method: string, path: string) => {
+    const found = operations().find((op) => op.method === method && op.path === path);
+    if (!found) throw new Error(`${method} ${path} is not documented`);
+    return found;
+  };
 
-  it('documents every error response in both media types, with Retry-After on 429 and 503', () => {
-    for (const [path, item] of Object.entries(doc.paths ?? {})) {
-      for (const method of METHODS) {
-        const operation = item[method] as { responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }> } | undefined;
-        if (!operation) continue;
-        expect(operation.responses['500'], `${method} ${path} documents 500`).toBeDefined();
-        for (const [status, response] of Object.entries(operation.responses)) {
-          if (Number(status) < 400) continue;
-          expect(Object.keys(response.content ?? {}).sort(), `${method} ${path} ${status}`).toEqual(['application/json', 'application/problem+json']);
-          if (status === '429' || status === '503') expect(response.headers?.['Retry-After'], `${method} ${path} ${status}`).toBeDefined();
-        }
+  it('refers every error response to a shared one, in both media types, with Retry-After on 429 and 503; 500 and 503 everywhere', () => {
+    const shared = record(doc.components?.responses);
+    for (const op of operations()) {
+      expect(op.statuses, `${op.method} ${op.path}`).toEqual(expect.arrayContaining([500, 503]));
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400) continue;
+        const target = String(response.$ref).replace('#/components/responses/', '');
+        const resolved = record(shared[target]);
+        expect(Object.keys(record(resolved.content)).sort(), `${op.method} ${op.path} ${status}`).toEqual(['application/json', 'application/problem+json']);
+        if (status === '429' || status === '503') expect(record(resolved.headers)['Retry-After'], `${op.method} ${op.path} ${status}`).toBeDefined();
       }
     }
   });
+
+  it('names every request body as a schema, required only when it has required fields (the approve body may be omitted)', () => {
+    for (const op of operations()) {
+      if (!op.requestBody) continue;
+      const ref = op.requestBody.content['application/json']?.schema.$ref ?? '';
+      expect(ref, `${op.method} ${op.path}`).toMatch(/^#\/components\/schemas\/\w+$/);
+      const body = schema(ref.split('/').at(-1) ?? '');
+      const required = Array.isArray(body.required) && body.required.length > 0;
+      expect(op.requestBody.required, `${op.method} ${op.path}`).toBe(required);
+    }
+    expect(find('POST', '/approvals/{approval_id}/approve').requestBody?.required).toBe(false);
+    expect(find('POST', '/users').requestBody?.required).toBe(true);
+  });
+
+  it('declares optional query parameters as plain optional values, never null', () => {
+    for (const op of operations()) {
+      for (const parameter of op.parameters ?? []) {
+        if (parameter.in !== 'query') continue;
+        expect(JSON.stringify(parameter.schema), `${op.method} ${op.path} ${parameter.name ?? ''}`).not.toContain('"null"');
+      }
+    }
+    expect(find('GET', '/users').parameters?.find((p) => p.name === 'limit')?.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 200 });
+  });
+
+  it('keeps the limits, enums and formats generators use', () => {
+    for (const name of ['SetupRequest', 'LoginRequest', 'CreateUserRequest']) expect(property(name, 'username'), name).toMatchObject({ type: 'string', minLength: 1, maxLength: 128 });
+    expect(property('ErrorDetail', 'error_code')).toMatchObject({ type: 'integer', enum: Object.keys(ERROR_CODES).map(Number) });
+    for (const name of ['UserInfoResponse', 'UserResponse']) expect(record(property(name, 'org_roles').items).enum, name).toEqual([...ORG_ROLES]);
+    for (const name of ['UserInfoResponse', 'UserResponse']) expect(property(name, 'role').enum, name).toEqual([...ROLES]);
+    for (const [name, field] of [
+      ['SetupAgentRequest', 'personality_preset'],
+      ['UpdateAgentPersonalityRequest', 'personality_preset'],
+      ['SetupAgentSummary', 'personality_preset'],
+      ['PersonalityPresetInfoResponse', 'name'],
+    ] as const) {
+      expect(property(name, field).enum, `${name}.${field}`).toEqual([...PERSONALITY_PRESET_NAMES]);
+    }
+    for (const [name, field] of [
+      ['UserResponse', 'id'],
+      ['UserInfoResponse', 'id'],
+      ['ApprovalResponse', 'id'],
+      ['SessionResponse', 'user_id'],
+    ] as const) {
+      expect(property(name, field).format, `${name}.${field}`).toBe('uuid');
+    }
+    for (const [name, field] of [
+      ['UserResponse', 'created_at'],
+      ['SessionResponse', 'created_at'],
+      ['SessionResponse', 'expires_at'],
+      ['ApprovalResponse', 'created_at'],
+      ['StageDecisionResponse', 'decided_at'],
+      ['SetupCompleteResponse', 'completed_at'],
+    ] as const) {
+      expect(property(name, field).format, `${name}.${field}`).toBe('date-time');
+    }
+  });
+
+  it('describes every operation and gives it an operationId no type a generator derives from it clashes with', () => {
+    const schemas = new Set(Object.keys(record(doc.components?.schemas)));
+    const ids = operations().map((op) => op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const op of operations()) {
+      expect(op.description?.trim(), `${op.method} ${op.path}`).toBeTruthy();
+      // hey-api's names: <Id>Data, <Id>Response(s), <Id>Error(s); orval's <Id>Body and <Id>Params.
+      const base = op.operationId.split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+      for (const suffix of ['', 'Data', 'Response', 'Responses', 'Error', 'Errors', 'Body', 'Params']) expect(schemas.has(base + suffix), base + suffix).toBe(false);
+    }
+  });
+
+  it('leaves response objects open for added fields and keeps request bodies closed', () => {
+    const requestSchemas = new Set(operations().flatMap((op) => (op.requestBody ? [op.requestBody.content['application/json']?.schema.$ref.split('/').at(-1)] : [])));
+    expect(requestSchemas.size).toBeGreaterThan(10);
+    for (const [name, value] of Object.entries(record(doc.components?.schemas))) {
+      const closed = JSON.stringify(value).includes('"additionalProperties":false');
+      expect(closed, name).toBe(requestSchemas.has(name));
+    }
+    expect(JSON.stringify(doc.paths)).not.toContain('"additionalProperties":false');
+  });
+
+  it('declares Location, ETag, If-Match, Idempotency-Key, Set-Cookie and RateLimit-* where they apply', () => {
+    const headersOf = (method: string, path: string, status: number) => Object.keys(record(find(method, path).responses[String(status)]?.headers));
+    expect(headersOf('POST', '/users', 201)).toEqual(expect.arrayContaining(['Location', 'ETag', 'Idempotent-Replayed', 'RateLimit-Limit']));
+    expect(headersOf('POST', '/approvals', 201)).toEqual(expect.arrayContaining(['Location', 'Idempotent-Replayed', 'RateLimit-Limit']));
+    for (const path of ['/users/{user_id}', '/approvals/{approval_id}']) expect(headersOf('GET', path, 200), path).toContain('ETag');
+    expect(headersOf('PATCH', '/users/{user_id}', 200)).toContain('ETag');
+    for (const [method, path] of [
+      ['PATCH', '/users/{user_id}'],
+      ['POST', '/approvals/{approval_id}/approve'],
+      ['POST', '/approvals/{approval_id}/reject'],
+    ] as const) {
+      expect(find(method, path).sharedParameters, path).toContain('IfMatch');
+    }
+    for (const [method, path] of [
+      ['POST', '/users'],
+      ['POST', '/approvals'],
+      ['POST', '/setup/agent'],
+      ['POST', '/reviews/{task_id}/stages/{stage_name}/decide'],
+    ] as const) {
+      expect(find(method, path).sharedParameters, path).toContain('IdempotencyKey');
+    }
+    for (const [path, status] of [
+      ['/auth/login', 200],
+      ['/auth/setup', 201],
+      ['/auth/refresh', 200],
+      ['/auth/change-password', 200],
+    ] as const) {
+      expect(headersOf('POST', path, status), path).toContain('Set-Cookie');
+    }
+    expect(headersOf('POST', '/auth/logout', 204)).toEqual(expect.arrayContaining(['Set-Cookie', 'Clear-Site-Data']));
+  });
+
+  it('describes the session cookie with the CSRF header, and refresh and logout as working from cookies alone', () => {
+    const schemes = record(doc.components?.securitySchemes);
+    expect(schemes.cookieAuth).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'session' });
+    expect(schemes.csrfToken).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-CSRF-Token' });
+    expect(String(record(schemes.cookieAuth).description)).toContain('X-CSRF-Token');
+    expect(find('GET', '/capabilities').security).toEqual([{ bearerAuth: [] }, { cookieAuth: [] }]);
+    expect(find('POST', '/users').security).toEqual([{ bearerAuth: [] }, { cookieAuth: [], csrfToken: [] }]);
+    for (const path of ['/auth/refresh', '/auth/logout']) {
+      expect(find('POST', path).security, path).toEqual([]);
+      expect(find('POST', path).sharedParameters, path).toContain('RefreshTokenCookie');
+      expect(find('POST', path).description, path).toContain('refresh_token');
+    }
+    expect(record(record(doc.components?.parameters).RefreshTokenCookie).description).toContain('Path=/api');
+    expect(String(record(doc.info).description)).toContain('X-CSRF-Token');
+  });
 });
+
+function record(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.fromEntries(Object.entries(value)) : {};
+}

@@ -1,4 +1,7 @@
 // The reference UI at /docs (Scalar, served locally) and the error-type page at /docs/errors.
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Deps } from '../context/deps.ts';
 import { ERROR_CATEGORIES, ERROR_CODES } from '../errors.ts';
@@ -8,8 +11,27 @@ const DOCS_CSP =
   "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
   "font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
-/** The routes Scalar's plugin serves with `routePrefix: '/docs'` and a `url` source (`/docs/` too: trailing slashes are ignored). */
-const SCALAR_ROUTES = ['/docs', '/docs/js/scalar.js'];
+const SCRIPT_PATH = '/docs/js/scalar.js';
+
+/**
+ * Scalar's configuration. Its hosted extras stay off: "Ask AI" (the agent) uploads the document to Scalar's
+ * servers, and with MCP generation and the developer toolbar (Share, Deploy) it is switched on by default
+ * whenever the page is served from localhost, which is where this service listens by default. Telemetry
+ * off, no web fonts; the API client ("try it") stays, sending requests to this server only (the CSP above).
+ */
+export const SCALAR_CONFIGURATION = {
+  url: '/api/v1/openapi.json',
+  title: 'agent-org API',
+  withDefaultFonts: false,
+  telemetry: false,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: 'never',
+} as const;
+
+/** The UI script, in each encoding we serve, with the tag of its content. */
+type Script = { tag: string; identity: Buffer; gzip: Buffer; br: Buffer };
+type Reference = { page: string; script: Script };
 
 export async function docsRoutes(app: FastifyInstance, _opts: { deps: Deps }): Promise<void> {
   app.addHook('onSend', async (req, reply, payload) => {
@@ -17,45 +39,85 @@ export async function docsRoutes(app: FastifyInstance, _opts: { deps: Deps }): P
     return payload;
   });
   // Scalar's plugin module inlines its 4 MB UI bundle and an OpenAPI parser: ~40 MB of resident memory
-  // and a noticeable share of boot time (bench/RESULTS.md) for a page few clients ever open. It is
-  // loaded on the first /docs request instead, into a small Fastify instance of its own that these
-  // routes forward to, and closed with the app.
-  let reference: Promise<FastifyInstance> | undefined;
-  const loadReference = async (): Promise<FastifyInstance> => {
-    const { default: scalar } = await import('@scalar/fastify-api-reference');
-    const ui = Fastify({ logger: false });
-    await ui.register(scalar, {
-      routePrefix: '/docs',
-      configuration: { url: '/api/v1/openapi.json', title: 'agent-org API', withDefaultFonts: false },
-      logLevel: 'silent',
-    });
-    await ui.ready();
-    return ui;
-  };
-  const forward = async (req: FastifyRequest, reply: FastifyReply) => {
-    reference ??= loadReference().catch((error: unknown) => {
+  // and a noticeable share of boot time (bench/RESULTS.md) for a page few clients ever open. It is loaded
+  // on the first /docs request, asked once for its page and script, which are kept (the script compressed
+  // once, gzip and brotli), and closed again.
+  let reference: Promise<Reference> | undefined;
+  const load = (): Promise<Reference> =>
+    (reference ??= loadReference().catch((error: unknown) => {
       reference = undefined;
       throw error;
-    });
-    // Scalar answers /docs with a redirect to /docs/ (its page loads `js/scalar.js` relatively); /docs is
-    // served directly instead, with that one path made absolute, so clients that do not follow
-    // redirects get the page too.
-    const atRoot = req.url === '/docs' || req.url.startsWith('/docs?');
-    const res = await (await reference).inject({ method: 'GET', url: atRoot ? '/docs/' : req.url });
-    for (const name of ['content-type', 'location']) {
-      const value = res.headers[name];
-      if (typeof value === 'string') reply.header(name, value);
-    }
-    const body = atRoot ? Buffer.from(res.body.replace('src="js/scalar.js"', 'src="/docs/js/scalar.js"')) : res.rawPayload;
-    return reply.code(res.statusCode).send(body);
-  };
-  for (const url of SCALAR_ROUTES) app.get(url, forward);
-  app.addHook('onClose', async () => {
-    if (reference) await (await reference.catch(() => undefined))?.close();
-  });
+    }));
+
+  // `/docs/` too: trailing slashes are ignored.
+  app.get('/docs', async (_req, reply) => reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send((await load()).page));
+  app.get(SCRIPT_PATH, async (req, reply) => sendScript(req, reply, (await load()).script));
 
   const page = renderErrorPage();
   app.get('/docs/errors', async (_req, reply) => reply.type('text/html; charset=utf-8').send(page));
+}
+
+async function loadReference(): Promise<Reference> {
+  const { default: scalar } = await import('@scalar/fastify-api-reference');
+  const ui = Fastify({ logger: false });
+  try {
+    await ui.register(scalar, { routePrefix: '/docs', configuration: SCALAR_CONFIGURATION, logLevel: 'silent' });
+    await ui.ready();
+    const html = await ui.inject({ method: 'GET', url: '/docs/' });
+    const js = await ui.inject({ method: 'GET', url: SCRIPT_PATH });
+    if (html.statusCode !== 200 || js.statusCode !== 200) throw new Error(`the reference UI did not render (${html.statusCode}, ${js.statusCode})`);
+    const script = await compressed(js.rawPayload);
+    // Scalar's page loads `js/scalar.js` relatively (it redirects /docs to /docs/ for that); ours names the
+    // script by its content, so the page works at /docs and /docs/ alike and the script can be cached for good.
+    const page = html.body.replace('src="js/scalar.js"', `src="${SCRIPT_PATH}?v=${script.tag}"`);
+    if (page === html.body) throw new Error('the reference UI page no longer loads js/scalar.js');
+    return { page, script };
+  } finally {
+    await ui.close();
+  }
+}
+
+async function compressed(identity: Buffer): Promise<Script> {
+  const [gzip, br] = await Promise.all([
+    promisify(zlib.gzip)(identity, { level: 9 }),
+    // Quality 5: ~1 s once for 4 MB, within a few percent of the slow top qualities (11 takes ~30 s).
+    promisify(zlib.brotliCompress)(identity, {
+      params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: identity.length },
+    }),
+  ]);
+  return { tag: createHash('sha256').update(identity).digest('base64url').slice(0, 16), identity, gzip, br };
+}
+
+/**
+ * The script in the best encoding the client accepts. The page asks for it by content (`?v=<tag>`), so that
+ * URL is cached for a year; any other URL must revalidate, answered 304 while the tag still matches.
+ */
+function sendScript(req: FastifyRequest, reply: FastifyReply, script: Script): FastifyReply {
+  const encoding = preferredEncoding(req.headers['accept-encoding']);
+  const etag = `"${script.tag}${encoding === 'identity' ? '' : `-${encoding}`}"`;
+  const versioned = new URL(req.url, 'http://x').searchParams.get('v') === script.tag;
+  reply
+    .header('vary', 'accept-encoding')
+    .header('etag', etag)
+    .header('cache-control', versioned ? 'public, max-age=31536000, immutable' : 'public, max-age=0, must-revalidate')
+    .type('application/javascript; charset=utf-8');
+  if (req.headers['if-none-match']?.split(',').some((t) => t.trim() === etag || t.trim() === '*')) return reply.code(304).send();
+  if (encoding !== 'identity') reply.header('content-encoding', encoding);
+  return reply.send(script[encoding]);
+}
+
+/** `br` over `gzip` over no encoding, among those the `Accept-Encoding` header does not refuse (RFC 9110 §12.5.3). */
+function preferredEncoding(header: string | undefined): 'br' | 'gzip' | 'identity' {
+  const accepted = new Map<string, number>();
+  for (const part of (header ?? '').split(',')) {
+    const [name = '', ...params] = part.trim().toLowerCase().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    accepted.set(name.trim(), q === undefined ? 1 : Number(q.slice(2)) || 0);
+  }
+  const weight = (coding: string) => accepted.get(coding) ?? accepted.get('*') ?? 0;
+  if (weight('br') > 0) return 'br';
+  if (weight('gzip') > 0) return 'gzip';
+  return 'identity';
 }
 
 /** The error page, written from the code table in errors.ts: one section per category, one row per code. */

@@ -17,6 +17,8 @@ export type RestRoute = {
   pathParams: string[];
   /** Fields of the input object schema, or null for procedures without input. */
   inputShape: Record<string, z.ZodType> | null;
+  /** The id the input schema was registered with (`.meta({ id })`), which names its request body in the OpenAPI document. */
+  inputId: string | undefined;
   rest: RestMeta;
   meta: Meta & { openapi: NonNullable<Meta['openapi']> };
 };
@@ -38,6 +40,7 @@ function buildRouteTable(appRouter: AppRouter): RestRoute[] {
       type,
       pathParams: [...openapiPath.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? ''),
       inputShape: hasInputsDefined ? shapeOf(inputParser) : null,
+      inputId: hasInputsDefined ? z.globalRegistry.get(inputParser)?.id : undefined,
       rest: meta.rest ?? {},
       meta,
     });

@@ -1,10 +1,11 @@
-// Checks recorded responses against the OpenAPI document: the schema documented for that operation, status and media type.
+// Checks recorded responses against the OpenAPI document: the schema and headers documented for that operation, status and media type.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { expect } from 'vitest';
 
 export type OpenApiDocument = {
   openapi: string;
+  info?: Record<string, unknown>;
   servers?: { url: string }[];
   paths?: Record<string, Record<string, unknown>>;
   components?: Record<string, unknown>;
@@ -24,14 +25,41 @@ const ROUTE_LEVEL_SCHEMAS: Record<string, string> = {
   'application/problem+json': '#/components/schemas/ProblemDetail',
 };
 
+/**
+ * Headers the document declares where they apply: a response that carries one must document it there (and
+ * a documented one marked required must be sent). Lower-case, as Node gives them.
+ */
+const DECLARED_HEADERS = [
+  'x-request-id',
+  'retry-after',
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'location',
+  'etag',
+  'set-cookie',
+  'clear-site-data',
+  'idempotent-replayed',
+];
+
 const validators = new WeakMap<OpenApiDocument, { ajv: Ajv2020; compiled: Map<string, ValidateFunction> }>();
 
 /**
  * Asserts that `body` (parsed JSON, or undefined for an empty body) is what the document promises for
- * `method path` answering `status` with `contentType`. `path` is the concrete request path
- * (`/api/v1/users/abc?x=1`); it is matched against the documented path templates.
+ * `method path` answering `status` with `contentType`, and, when `headers` are given, that the response's
+ * headers are the documented ones. `path` is the concrete request path (`/api/v1/users/abc?x=1`); it is
+ * matched against the documented path templates. Bodies are checked closed: a field the document does not
+ * name fails, although the document itself leaves response objects open for later additions.
  */
-export function expectConforms(doc: OpenApiDocument, method: string, path: string, status: number, body: unknown, contentType: string | undefined): void {
+export function expectConforms(
+  doc: OpenApiDocument,
+  method: string,
+  path: string,
+  status: number,
+  body: unknown,
+  contentType: string | undefined,
+  headers?: Record<string, unknown>,
+): void {
   const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
   const where = `${method} ${path} → ${status}${mediaType ? ` (${mediaType})` : ''}`;
   const operation = findOperation(doc, method, path);
@@ -43,10 +71,15 @@ export function expectConforms(doc: OpenApiDocument, method: string, path: strin
     if (ref === undefined) throw new Error(`${where}: route-level errors are sent as application/json or application/problem+json`);
     schemaRef = ref;
   } else {
-    const response = record(record(operation.node.responses)[String(status)]);
-    if (Object.keys(response).length === 0) {
+    const declared = record(record(operation.node.responses)[String(status)]);
+    if (Object.keys(declared).length === 0) {
       throw new Error(`${where}: status ${status} is not documented for ${operation.method.toUpperCase()} ${operation.template}`);
     }
+    // A shared response (`$ref` to components.responses) may carry an operation's own description beside it.
+    const responsePointer =
+      typeof declared.$ref === 'string' ? declared.$ref : `#/paths/${pointerEscape(operation.template)}/${operation.method}/responses/${status}`;
+    const response = typeof declared.$ref === 'string' ? resolve(doc, declared.$ref) : declared;
+    if (headers !== undefined) expectHeaders(doc, where, record(response.headers), headers);
     const content = response.content;
     if (content === undefined) {
       // A documented response without content (204) must come without a body and without a media type.
@@ -57,7 +90,7 @@ export function expectConforms(doc: OpenApiDocument, method: string, path: strin
     if (mediaType === undefined || !(mediaType in record(content))) {
       throw new Error(`${where}: media type ${mediaType ?? '(none)'} is not documented; documented: ${Object.keys(record(content)).join(', ')}`);
     }
-    schemaRef = `#/paths/${pointerEscape(operation.template)}/${operation.method}/responses/${status}/content/${pointerEscape(mediaType)}/schema`;
+    schemaRef = `${responsePointer}/content/${pointerEscape(mediaType)}/schema`;
   }
 
   const validate = validatorFor(doc, schemaRef);
@@ -72,7 +105,56 @@ export function expectConforms(doc: OpenApiDocument, method: string, path: strin
 export function expectResponseConforms(doc: OpenApiDocument, method: string, path: string, res: Recorded): void {
   const contentType = res.headers['content-type'];
   const body = res.body === '' ? undefined : (JSON.parse(res.body) as unknown);
-  expectConforms(doc, method, path, res.statusCode, body, typeof contentType === 'string' ? contentType : undefined);
+  expectConforms(doc, method, path, res.statusCode, body, typeof contentType === 'string' ? contentType : undefined, res.headers);
+}
+
+/** Required documented headers are sent, sent ones match their schema, and every declared kind of header sent is documented. */
+function expectHeaders(doc: OpenApiDocument, where: string, documented: Record<string, unknown>, sent: Record<string, unknown>): void {
+  const byName = new Map(Object.entries(documented).map(([name, header]) => [name.toLowerCase(), resolveRecord(doc, header)]));
+  for (const [name, header] of byName) {
+    const value = sent[name];
+    if (value === undefined) {
+      if (header.required === true) throw new Error(`${where}: documented required header ${name} was not sent`);
+      continue;
+    }
+    const schema = resolveRecord(doc, header.schema);
+    for (const one of Array.isArray(value) ? value : [value]) {
+      const text = String(one);
+      const typed = schema.type === 'integer' || schema.type === 'number' ? Number(text) : text;
+      const validate = headerValidator(schema);
+      if (!validate(typed)) throw new Error(`${where}: header ${name}: ${text} does not match ${JSON.stringify(schema)}`);
+    }
+  }
+  for (const name of DECLARED_HEADERS) {
+    if (sent[name] !== undefined && !byName.has(name)) throw new Error(`${where}: header ${name} was sent but is not documented for this response`);
+  }
+}
+
+const headerAjv = new Ajv2020({ strict: false });
+const headerValidators = new Map<string, ValidateFunction>();
+
+function headerValidator(schema: Record<string, unknown>): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let validate = headerValidators.get(key);
+  if (!validate) {
+    validate = headerAjv.compile(schema);
+    headerValidators.set(key, validate);
+  }
+  return validate;
+}
+
+function resolve(doc: OpenApiDocument, ref: string): Record<string, unknown> {
+  if (!ref.startsWith('#/')) throw new Error(`only local references are supported: ${ref}`);
+  let node: unknown = doc;
+  for (const segment of ref.slice(2).split('/')) node = record(node)[segment.replace(/~1/g, '/').replace(/~0/g, '~')];
+  const found = record(node);
+  if (Object.keys(found).length === 0) throw new Error(`unresolved reference ${ref}`);
+  return found;
+}
+
+function resolveRecord(doc: OpenApiDocument, node: unknown): Record<string, unknown> {
+  const r = record(node);
+  return typeof r.$ref === 'string' ? resolve(doc, r.$ref) : r;
 }
 
 type Operation = { template: string; method: string; node: Record<string, unknown> };
@@ -119,7 +201,7 @@ function validatorFor(doc: OpenApiDocument, ref: string): ValidateFunction {
     // The document's refs are local (`#/components/schemas/X`), so the whole document is the root
     // schema they resolve against; `paths` and `components` are containers, never validated themselves.
     ajv.addVocabulary(['openapi', 'info', 'servers', 'tags', 'paths', 'components', 'security', 'webhooks', 'jsonSchemaDialect']);
-    ajv.addSchema({ ...doc, $id: ROOT_ID });
+    ajv.addSchema({ ...closed(doc), $id: ROOT_ID });
     entry = { ajv, compiled: new Map() };
     validators.set(doc, entry);
   }
@@ -129,6 +211,23 @@ function validatorFor(doc: OpenApiDocument, ref: string): ValidateFunction {
     entry.compiled.set(ref, validate);
   }
   return validate;
+}
+
+/**
+ * A copy of the document whose object schemas admit only the properties they name: the service must send
+ * what it documents and nothing else, while the document leaves room for fields added later.
+ */
+function closed<T>(node: T): T {
+  const copy = structuredClone(node);
+  const close = (n: unknown): void => {
+    if (Array.isArray(n)) for (const item of n) close(item);
+    else if (typeof n === 'object' && n !== null) {
+      if ('properties' in n && !('additionalProperties' in n)) Reflect.set(n, 'additionalProperties', false);
+      for (const value of Object.values(n)) close(value);
+    }
+  };
+  close(copy);
+  return copy;
 }
 
 function pointerEscape(segment: string): string {

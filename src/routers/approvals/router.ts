@@ -4,6 +4,12 @@ import { idempotently } from '../idempotency.ts';
 import * as approvals from '../../services/approvals/approvals.ts';
 import { ApprovalPage, ApprovalResponse, ApproveInput, CreateApprovalInput, GetApprovalInput, ListApprovalsInput, RejectInput } from './schemas.ts';
 
+const DECISION_ERRORS = {
+  1001: 'The approval was requested by the caller: nobody decides their own request.',
+  3000: 'No approval has this id.',
+  4000: 'The approval is no longer pending (approved, rejected, or its time has passed).',
+} as const;
+
 export const approvalsRouter = router({
   list: authedProcedure
     .meta({
@@ -12,7 +18,6 @@ export const approvalsRouter = router({
         path: '/approvals',
         tags: ['approvals'],
         summary: 'List approvals, newest first',
-        errorResponses: [400, 401, 429, 500, 503],
       },
       rest: { list: true },
     })
@@ -27,9 +32,8 @@ export const approvalsRouter = router({
         path: '/approvals',
         tags: ['approvals'],
         summary: 'Request an approval',
-        errorResponses: [400, 401, 403, 409, 429, 500, 503],
       },
-      rest: { status: 201, location: '/api/v1/approvals/{id}' },
+      rest: { status: 201, location: '/api/v1/approvals/{id}', idempotencyKey: true },
       limits: { op: 'approvals.create' },
     })
     .input(CreateApprovalInput)
@@ -47,9 +51,9 @@ export const approvalsRouter = router({
         path: '/approvals/{approval_id}',
         tags: ['approvals'],
         summary: 'Read one approval (strong ETag)',
-        errorResponses: [400, 401, 404, 429, 500, 503],
       },
       rest: { etag: true },
+      errors: { 3000: 'No approval has this id.' },
     })
     .input(GetApprovalInput)
     .output(ApprovalResponse)
@@ -66,8 +70,9 @@ export const approvalsRouter = router({
         path: '/approvals/{approval_id}/approve',
         tags: ['approvals'],
         summary: 'Approve a pending approval (If-Match honoured)',
-        errorResponses: [400, 401, 403, 404, 409, 429, 500, 503],
       },
+      rest: { ifMatch: true },
+      errors: DECISION_ERRORS,
       limits: { op: 'approvals.approve' },
     })
     .input(ApproveInput)
@@ -88,8 +93,9 @@ export const approvalsRouter = router({
         path: '/approvals/{approval_id}/reject',
         tags: ['approvals'],
         summary: 'Reject a pending approval (If-Match honoured)',
-        errorResponses: [400, 401, 403, 404, 409, 429, 500, 503],
       },
+      rest: { ifMatch: true },
+      errors: DECISION_ERRORS,
       limits: { op: 'approvals.reject' },
     })
     .input(RejectInput)

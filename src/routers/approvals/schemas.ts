@@ -65,18 +65,18 @@ export const GetApprovalInput = z.strictObject({ approval_id: ApprovalId });
 export const ApproveInput = z.strictObject({
   approval_id: ApprovalId,
   comment: z.string().max(4096).nullish().describe('Optional note kept as `decision_reason`.'),
-});
+}).meta({ id: 'ApproveRequest' });
 
 export const RejectInput = z.strictObject({
   approval_id: ApprovalId,
   reason: text(4096).describe('Why the request is rejected; kept as `decision_reason`.'),
-});
+}).meta({ id: 'RejectRequest' });
 
 const Timestamp = z.iso.datetime({ precision: 3 });
 
 export const ApprovalResponse = z
   .object({
-    id: z.string(),
+    id: z.string().meta({ format: 'uuid' }),
     action_type: z.string(),
     title: z.string(),
     description: z.string(),

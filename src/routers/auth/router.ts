@@ -35,8 +35,9 @@ function withSessionCookies<Response>(ctx: Context, { tokens, response }: auth.W
 export const authRouter = router({
   setup: publicProcedure
     .meta({
-      openapi: { method: 'POST', path: '/auth/setup', tags, protect: false, summary: 'First-run setup: create the CEO and sign in', errorResponses: [400, 409, 429, 500] },
-      rest: { status: 201 },
+      openapi: { method: 'POST', path: '/auth/setup', tags, summary: 'First-run setup: create the CEO and sign in' },
+      rest: { status: 201, cookies: { writes: 'issue' } },
+      errors: { 2000: 'The password is whitespace only or equals the username.', 4000: 'First-run setup has already been done (a CEO exists).' },
       limits: { op: 'auth.setup' },
     })
     .input(SetupRequest)
@@ -47,7 +48,13 @@ export const authRouter = router({
 
   login: publicProcedure
     .meta({
-      openapi: { method: 'POST', path: '/auth/login', tags, protect: false, summary: 'Sign in; sets the session, csrf_token and refresh_token cookies', errorResponses: [400, 401, 409, 429, 500] },
+      openapi: { method: 'POST', path: '/auth/login', tags, summary: 'Sign in; sets the session, csrf_token and refresh_token cookies' },
+      rest: { cookies: { writes: 'issue' } },
+      errors: {
+        1000: 'Wrong username or password (one answer for both).',
+        4000: 'First-run setup has not been done yet.',
+        5001: 'Login is throttled after 10 failures for this username and IP within 15 minutes, or 100 failures for this IP within an hour.',
+      },
       limits: { op: 'auth.login' },
     })
     .input(LoginRequest)
@@ -61,8 +68,13 @@ export const authRouter = router({
 
   logout: publicProcedure
     .meta({
-      openapi: { method: 'POST', path: '/auth/logout', tags, summary: 'End the current session and clear the cookies (idempotent)', errorResponses: [400, 401, 403, 409, 429, 500, 503] },
-      rest: { status: 204 },
+      openapi: { method: 'POST', path: '/auth/logout', tags, summary: 'End the current session and clear the cookies (idempotent)',
+        description:
+          'Needs no credential: the session to end is found from whatever the client still holds (the `session` cookie or a bearer token, ' +
+          'valid or expired, else the `refresh_token` cookie). Without any, nothing is revoked and the answer is the same. ' +
+          'The body and query are never read, so no input can keep a session alive.',
+      },
+      rest: { status: 204, cookies: { reads: ['session', 'refresh_token'], writes: 'clear' } },
       ignoresInput: true,
     })
     .output(NoContent)
@@ -75,7 +87,16 @@ export const authRouter = router({
 
   refresh: publicProcedure
     .meta({
-      openapi: { method: 'POST', path: '/auth/refresh', tags, summary: 'Rotate both tokens using the refresh_token cookie', errorResponses: [400, 401, 403, 409, 429, 500, 503] },
+      openapi: { method: 'POST', path: '/auth/refresh', tags, summary: 'Rotate both tokens using the refresh_token cookie',
+        description:
+          'Works from the `refresh_token` cookie alone (no access token needed, so it also works after the access token expired). ' +
+          'Both tokens rotate: the presented refresh token and the old access token stop working at once.',
+      },
+      rest: { cookies: { reads: ['refresh_token'], writes: 'issue' } },
+      errors: {
+        1000: 'No `refresh_token` cookie, or an unknown or expired one.',
+        1002: 'The refresh token was already used: the whole session is revoked, its newest tokens too.',
+      },
       limits: { op: 'auth.refresh' },
     })
     .output(CookieSessionResponse)
@@ -83,7 +104,9 @@ export const authRouter = router({
 
   changePassword: authedProcedure
     .meta({
-      openapi: { method: 'POST', path: '/auth/change-password', tags, summary: 'Change the password; ends every other session', errorResponses: [400, 401, 403, 409, 429, 500, 503] },
+      openapi: { method: 'POST', path: '/auth/change-password', tags, summary: 'Change the password; ends every other session' },
+      rest: { cookies: { writes: 'issue' } },
+      errors: { 2000: 'The current password is wrong, the new one equals it, is whitespace only or equals the username.' },
       limits: { op: 'auth.change_password' },
       allowPendingPasswordChange: true,
     })
@@ -93,7 +116,7 @@ export const authRouter = router({
 
   me: authedProcedure
     .meta({
-      openapi: { method: 'GET', path: '/auth/me', tags, summary: 'The signed-in user', errorResponses: [401, 429, 500, 503] },
+      openapi: { method: 'GET', path: '/auth/me', tags, summary: 'The signed-in user' },
       allowPendingPasswordChange: true,
     })
     .output(UserInfoResponse)
@@ -101,7 +124,8 @@ export const authRouter = router({
 
   wsTicket: authedProcedure
     .meta({
-      openapi: { method: 'POST', path: '/auth/ws-ticket', tags, summary: 'A one-time WebSocket ticket, valid 30 s', errorResponses: [400, 401, 403, 409, 429, 500, 503] },
+      openapi: { method: 'POST', path: '/auth/ws-ticket', tags, summary: 'A one-time WebSocket ticket, valid 30 s' },
+      errors: { 4000: 'The user already holds 5 unredeemed tickets.' },
       limits: { op: 'auth.ws_ticket' },
     })
     .output(WsTicketResponse)
@@ -109,7 +133,8 @@ export const authRouter = router({
 
   listSessions: authedProcedure
     .meta({
-      openapi: { method: 'GET', path: '/auth/sessions', tags, summary: 'Active sessions (own, or all for the CEO)', errorResponses: [400, 401, 403, 429, 500, 503] },
+      openapi: { method: 'GET', path: '/auth/sessions', tags, summary: 'Active sessions (own, or all for the CEO)' },
+      errors: { 1001: '`scope=all` by anyone but the CEO.' },
       limits: { op: 'auth.sessions_list' },
     })
     .input(ListSessionsInput)
@@ -118,7 +143,8 @@ export const authRouter = router({
 
   revokeSession: authedProcedure
     .meta({
-      openapi: { method: 'DELETE', path: '/auth/sessions/{session_id}', tags, summary: 'Revoke a session', errorResponses: [400, 401, 403, 404, 429, 500, 503] },
+      openapi: { method: 'DELETE', path: '/auth/sessions/{session_id}', tags, summary: 'Revoke a session' },
+      errors: { 3000: 'No such session, or another user\'s session and the caller is not the CEO.' },
       rest: { status: 204 },
       limits: { op: 'auth.sessions_revoke' },
     })

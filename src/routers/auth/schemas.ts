@@ -3,6 +3,11 @@ import { z } from 'zod';
 import { ROLES } from '../../services/auth/guards.ts';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../services/auth/passwords.ts';
 import { Username } from '../../services/auth/usernames.ts';
+import { ORG_ROLES } from '../../services/users/grants.ts';
+
+// Annotations for the OpenAPI document only; validation stays as written.
+const uuid = { format: 'uuid' } as const;
+const dateTime = { format: 'date-time' } as const;
 
 const NewPassword = z
   .string()
@@ -20,11 +25,11 @@ export const ChangePasswordRequest = z
 
 export const UserInfoResponse = z
   .object({
-    id: z.string(),
+    id: z.string().meta(uuid),
     username: z.string(),
     role: z.enum(ROLES),
     must_change_password: z.boolean(),
-    org_roles: z.array(z.string()),
+    org_roles: z.array(z.string()).meta({ items: { type: 'string', enum: [...ORG_ROLES] } }).describe('Organization roles held, sorted.'),
     scoped_departments: z.array(z.string()),
   })
   .meta({ id: 'UserInfoResponse' });
@@ -32,7 +37,7 @@ export type UserInfoResponse = z.infer<typeof UserInfoResponse>;
 
 export const CookieSessionResponse = z
   .object({
-    session_id: z.string(),
+    session_id: z.string().meta(uuid),
     expires_in: z.int().describe('Seconds the access token (the `session` cookie) stays valid'),
     refresh_expires_in: z.int().describe('Seconds the refresh token stays valid'),
     must_change_password: z.boolean(),
@@ -48,14 +53,14 @@ export type WsTicketResponse = z.infer<typeof WsTicketResponse>;
 
 export const SessionResponse = z
   .object({
-    session_id: z.string(),
-    user_id: z.string(),
+    session_id: z.string().meta(uuid),
+    user_id: z.string().meta(uuid),
     username: z.string(),
     ip_address: z.string().nullable(),
     user_agent: z.string().nullable(),
-    created_at: z.string(),
-    last_active_at: z.string(),
-    expires_at: z.string(),
+    created_at: z.string().meta(dateTime),
+    last_active_at: z.string().meta(dateTime),
+    expires_at: z.string().meta(dateTime),
     is_current: z.boolean(),
   })
   .meta({ id: 'SessionResponse' });

@@ -6,17 +6,20 @@ import { CapabilitiesResponse, LivenessStatus, ReadinessStatus } from './schemas
 
 export const probesRouter = router({
   healthz: unlimitedProcedure
-    .meta({ openapi: { method: 'GET', path: '/healthz', tags: ['probes'], protect: false, summary: 'Liveness probe', errorResponses: [500] } })
+    .meta({ openapi: { method: 'GET', path: '/healthz', tags: ['probes'], summary: 'Liveness probe' } })
     .output(LivenessStatus)
     .query(({ ctx }) => probes.liveness({ startedAt: ctx.deps.startedAt })),
 
   readyz: unlimitedProcedure
-    .meta({ openapi: { method: 'GET', path: '/readyz', tags: ['probes'], protect: false, summary: 'Readiness probe (database round-trip)', errorResponses: [500, 503] } })
+    .meta({
+      openapi: { method: 'GET', path: '/readyz', tags: ['probes'], summary: 'Readiness probe (database round-trip)' },
+      errors: { 8001: 'The database did not answer within 2 s; the detail names the failing dependency (`persistence unavailable`).' },
+    })
     .output(ReadinessStatus)
     .query(({ ctx }) => probes.readiness({ orm: ctx.deps.orm, logger: ctx.deps.logger, startedAt: ctx.deps.startedAt })),
 
   capabilities: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/capabilities', tags: ['probes'], summary: 'Optional subsystems wired in this deployment', errorResponses: [401, 429, 500, 503] } })
+    .meta({ openapi: { method: 'GET', path: '/capabilities', tags: ['probes'], summary: 'Optional subsystems wired in this deployment' } })
     .output(CapabilitiesResponse)
     .query(({ ctx }) =>
       capabilities({ limiter: ctx.deps.limiter, dashboard: ctx.deps.dashboard, events: ctx.deps.events, metricsEnabled: ctx.deps.config.metricsEnabled }),

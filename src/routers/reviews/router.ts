@@ -12,9 +12,9 @@ export const reviewsRouter = router({
         path: '/reviews/{task_id}/stages/{stage_name}/decide',
         tags: ['reviews'],
         summary: 'Decide a review stage of a task (final: a second decision is 409/4001)',
-        errorResponses: [400, 401, 403, 409, 429, 500, 503],
       },
-      rest: { status: 201 },
+      rest: { status: 201, idempotencyKey: true },
+      errors: { 4001: 'The stage of this task has already been decided (decisions are final).' },
       limits: { op: 'reviews.decide_stage' },
     })
     .input(DecideStageInput)
@@ -32,7 +32,6 @@ export const reviewsRouter = router({
         path: '/reviews/{task_id}/stages',
         tags: ['reviews'],
         summary: "A task's stage decisions in decision order",
-        errorResponses: [400, 401, 429, 500, 503],
       },
     })
     .input(ListStagesInput)

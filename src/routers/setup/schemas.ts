@@ -1,9 +1,16 @@
 // Schemas of the setup wizard endpoints (CONTRACT §4.4).
 import { z } from 'zod';
 import { ALL_NAME_LOCALES } from '../../data/nameLocales.ts';
+import { PERSONALITY_PRESET_NAMES } from '../../data/personalityPresets.ts';
 import { CatalogueProvider } from '../../data/providerCatalogue.ts';
 import { AgentLevel, ModelTier, TemplateInfo } from '../../data/templates.ts';
 import { page, pageQueryShape } from '../../services/pagination.ts';
+
+/**
+ * A personality preset name. The document lists the presets; validation stays a string because an unknown
+ * preset is a business-rule error (400/2000, CONTRACT §4.4), not a shape error.
+ */
+const PresetName = z.string().min(1).max(64).meta({ enum: [...PERSONALITY_PRESET_NAMES] });
 
 /** Trimmed free text that must keep at least one character. */
 const text = (max: number) => z.string().trim().min(1).max(max);
@@ -44,7 +51,7 @@ export const SetupAgentSummary = z
     model_provider: z.string(),
     model_id: z.string(),
     tier: ModelTier.describe('Tier of the assigned model.'),
-    personality_preset: z.string(),
+    personality_preset: z.string().meta({ enum: [...PERSONALITY_PRESET_NAMES] }),
   })
   .meta({ id: 'SetupAgentSummary' });
 export type SetupAgentSummary = z.infer<typeof SetupAgentSummary>;
@@ -79,7 +86,7 @@ export const SetupAgentRequest = z
     name: text(200),
     role: text(100),
     level: AgentLevel.default('mid'),
-    personality_preset: z.string().min(1).max(64).default('pragmatic_builder').describe('One of GET /setup/personality-presets.'),
+    personality_preset: PresetName.default('pragmatic_builder').describe('One of GET /setup/personality-presets.'),
     model_provider: z.string().min(1).max(64),
     model_id: z.string().min(1).max(128),
     department: text(100).default('engineering'),
@@ -101,9 +108,9 @@ export const AgentListInput = z.object(pageQueryShape);
 export const AgentPage = page(SetupAgentSummary);
 
 export const AgentIndexInput = z.strictObject({ agent_index: AgentIndex });
-export const UpdateAgentModelInput = z.strictObject({ agent_index: AgentIndex, model_provider: z.string().min(1).max(64), model_id: z.string().min(1).max(128) });
-export const UpdateAgentNameInput = z.strictObject({ agent_index: AgentIndex, name: text(200) });
-export const UpdateAgentPersonalityInput = z.strictObject({ agent_index: AgentIndex, personality_preset: z.string().min(1).max(64) });
+export const UpdateAgentModelInput = z.strictObject({ agent_index: AgentIndex, model_provider: z.string().min(1).max(64), model_id: z.string().min(1).max(128) }).meta({ id: 'UpdateAgentModelRequest' });
+export const UpdateAgentNameInput = z.strictObject({ agent_index: AgentIndex, name: text(200) }).meta({ id: 'UpdateAgentNameRequest' });
+export const UpdateAgentPersonalityInput = z.strictObject({ agent_index: AgentIndex, personality_preset: PresetName }).meta({ id: 'UpdateAgentPersonalityRequest' });
 
 export const AvailableLocalesResponse = z
   .object({
@@ -126,7 +133,7 @@ export const SetupNameLocalesRequest = z
   .meta({ id: 'SetupNameLocalesRequest' });
 
 export const PersonalityPresetInfoResponse = z
-  .object({ name: z.string(), description: z.string() })
+  .object({ name: z.string().meta({ enum: [...PERSONALITY_PRESET_NAMES] }), description: z.string() })
   .meta({ id: 'PersonalityPresetInfoResponse' });
 export type PersonalityPresetInfoResponse = z.infer<typeof PersonalityPresetInfoResponse>;
 export const PresetListInput = z.object(pageQueryShape);

@@ -17,11 +17,12 @@ import {
 } from './schemas.ts';
 
 const tags = ['users'];
+const NO_USER = 'No user has this id.';
 
 export const usersRouter = router({
   list: authedProcedure
     .meta({
-      openapi: { method: 'GET', path: '/users', tags, summary: 'List users, oldest first (created_at, id)', errorResponses: [400, 401, 429, 500, 503] },
+      openapi: { method: 'GET', path: '/users', tags, summary: 'List users, oldest first (created_at, id)' },
       rest: { list: true },
     })
     .input(ListUsersInput)
@@ -30,8 +31,9 @@ export const usersRouter = router({
 
   get: authedProcedure
     .meta({
-      openapi: { method: 'GET', path: '/users/{user_id}', tags, summary: 'Get a user', errorResponses: [400, 401, 404, 429, 500, 503] },
+      openapi: { method: 'GET', path: '/users/{user_id}', tags, summary: 'Get a user' },
       rest: { etag: true },
+      errors: { 3000: NO_USER },
     })
     .input(GetUserInput)
     .output(UserResponse)
@@ -39,8 +41,13 @@ export const usersRouter = router({
 
   create: ceoProcedure
     .meta({
-      openapi: { method: 'POST', path: '/users', tags, summary: 'Create a user who must change the password at first sign-in', errorResponses: [400, 401, 403, 409, 429, 500, 503] },
-      rest: { status: 201, location: '/api/v1/users/{id}', etag: true },
+      openapi: { method: 'POST', path: '/users', tags, summary: 'Create a user who must change the password at first sign-in' },
+      rest: { status: 201, location: '/api/v1/users/{id}', etag: true, idempotencyKey: true },
+      errors: {
+        2000: 'The password is whitespace only or equals the username.',
+        4000: '`role: ceo`: there is already a CEO.',
+        4001: 'The username is taken (compared case-insensitively, look-alike characters included).',
+      },
       limits: { op: 'users.create' },
     })
     .input(CreateUserInput)
@@ -51,8 +58,9 @@ export const usersRouter = router({
 
   updateRole: ceoProcedure
     .meta({
-      openapi: { method: 'PATCH', path: '/users/{user_id}', tags, summary: "Change a user's role (If-Match honoured)", errorResponses: [400, 401, 403, 404, 409, 429, 500, 503] },
-      rest: { etag: true },
+      openapi: { method: 'PATCH', path: '/users/{user_id}', tags, summary: "Change a user's role (If-Match honoured)" },
+      rest: { etag: true, ifMatch: true },
+      errors: { 3000: NO_USER, 4000: "Changing the CEO's role, or making a second CEO." },
       limits: { op: 'users.update_role' },
     })
     .input(UpdateUserRoleInput)
@@ -62,8 +70,9 @@ export const usersRouter = router({
   // 409 is not in SERVICE-SPEC's table for this operation, but CONTRACT §4.3 (which wins) answers self/CEO/last owner with it.
   delete: ceoProcedure
     .meta({
-      openapi: { method: 'DELETE', path: '/users/{user_id}', tags, summary: "Delete a user and revoke all of the user's sessions", errorResponses: [400, 401, 403, 404, 409, 429, 500, 503] },
-      rest: { status: 204 },
+      openapi: { method: 'DELETE', path: '/users/{user_id}', tags, summary: "Delete a user and revoke all of the user's sessions" },
+      rest: { status: 204, ifMatch: true },
+      errors: { 3000: NO_USER, 4000: 'Deleting yourself, the CEO, or the last owner.' },
       limits: { op: 'users.delete' },
     })
     .input(DeleteUserInput)
@@ -74,8 +83,13 @@ export const usersRouter = router({
 
   grantOrgRole: ceoProcedure
     .meta({
-      openapi: { method: 'POST', path: '/users/{user_id}/org-roles', tags, summary: 'Grant an organization role', errorResponses: [400, 401, 403, 404, 409, 429, 500, 503] },
-      rest: { status: 201, etag: true },
+      openapi: { method: 'POST', path: '/users/{user_id}/org-roles', tags, summary: 'Grant an organization role' },
+      rest: { status: 201, etag: true, ifMatch: true },
+      errors: {
+        2000: '`department_admin` without scoped departments, or another org role with some.',
+        3000: NO_USER,
+        4001: 'The user already holds this org role.',
+      },
       limits: { op: 'users.grant_org_role' },
     })
     .input(GrantOrgRoleInput)
@@ -85,8 +99,9 @@ export const usersRouter = router({
   // 409 (last owner) as for delete: required by CONTRACT §4.3, missing from SERVICE-SPEC's table.
   revokeOrgRole: ceoProcedure
     .meta({
-      openapi: { method: 'DELETE', path: '/users/{user_id}/org-roles/{role}', tags, summary: 'Revoke an organization role', errorResponses: [400, 401, 403, 404, 409, 429, 500, 503] },
-      rest: { status: 204 },
+      openapi: { method: 'DELETE', path: '/users/{user_id}/org-roles/{role}', tags, summary: 'Revoke an organization role' },
+      rest: { status: 204, ifMatch: true },
+      errors: { 3000: `${NO_USER} Or the user does not hold this org role.`, 4000: 'Removing the last owner.' },
       limits: { op: 'users.revoke_org_role' },
     })
     .input(RevokeOrgRoleInput)

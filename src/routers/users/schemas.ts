@@ -14,7 +14,7 @@ const Timestamp = z.iso.datetime({ precision: 3 });
 
 export const UserResponse = z
   .object({
-    id: z.string(),
+    id: z.string().meta({ format: 'uuid' }),
     username: z.string(),
     role: UserRole,
     must_change_password: z.boolean().describe('The user must change the initial password before anything else.'),
@@ -44,7 +44,7 @@ export const CreateUserInput = z
   })
   .meta({ id: 'CreateUserRequest' });
 
-export const UpdateUserRoleInput = z.strictObject({ user_id: UserIdParam, role: UserRole });
+export const UpdateUserRoleInput = z.strictObject({ user_id: UserIdParam, role: UserRole }).meta({ id: 'UpdateUserRoleRequest' });
 
 export const DeleteUserInput = z.strictObject({ user_id: UserIdParam });
 
@@ -56,7 +56,7 @@ export const GrantOrgRoleInput = z.strictObject({
     .max(MAX_SCOPED_DEPARTMENTS)
     .nullish()
     .describe('Required and non-empty for department_admin; must be absent, null or empty for every other org role.'),
-});
+}).meta({ id: 'GrantOrgRoleRequest' });
 
 export const RevokeOrgRoleInput = z.strictObject({
   user_id: UserIdParam,

@@ -21,4 +21,7 @@ export const Username = z
       .refine((s) => !CONTROL.test(s), 'must not contain control characters')
       .refine((s) => s.isWellFormed(), 'must not contain lone surrogates')
       .refine((s) => !INVISIBLE.test(s), 'must not contain invisible or bidirectional control characters'),
-  );
+  )
+  // The document shows the input side of a pipe, a bare string, so the limits are restated for it
+  // (they bind after trimming; validation is the pipe above, unchanged).
+  .meta({ minLength: 1, maxLength: MAX_USERNAME_LENGTH });
