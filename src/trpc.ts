@@ -1,6 +1,7 @@
 // The only initTRPC call: the meta type, the error shape, and the procedure tiers every router builds on.
-import { initTRPC } from '@trpc/server';
+import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
+import { z } from 'zod';
 import type { Context } from './context/index.ts';
 import { ApiError, toApiError, toProblem, type ErrorCode } from './errors.ts';
 import { assertAcceptableInput } from './inputRules.ts';
@@ -81,6 +82,21 @@ export const router = t.router;
 export const middleware = t.middleware;
 export const createCallerFactory = t.createCallerFactory;
 
+/**
+ * Failures that are not the API's own (a driver error a store let through, an unexpected throw) become
+ * ApiErrors here, so createCaller sees the same error the transports send instead of the raw text.
+ * Input errors stay as tRPC raised them: the REST facade names their fields where they were sent.
+ */
+const apiErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok) {
+    const cause = result.error.cause;
+    if (cause !== undefined && !(cause instanceof TRPCError) && !(cause instanceof z.ZodError)) throw toApiError(result.error);
+  }
+  return result;
+});
+const baseProcedure = t.procedure.use(apiErrors);
+
 // Wraps the rest of the call (not just its start) because the in-flight cap holds its slot until it ends.
 const withLimits = t.middleware(({ ctx, meta, path, type, next }) =>
   applyLimits(ctx, { path, op: meta?.limits?.op, mutation: type === 'mutation' }, () => next()),
@@ -98,16 +114,16 @@ const checkInput = t.middleware(async ({ meta, getRawInput, next }) => {
 });
 
 /** Anyone; per-operation limits from meta apply, keyed by client IP. */
-export const publicProcedure = t.procedure.meta({ access: { tier: 'public', authenticated: false, limited: true } }).use(withLimits).use(checkInput);
+export const publicProcedure = baseProcedure.meta({ access: { tier: 'public', authenticated: false, limited: true } }).use(withLimits).use(checkInput);
 
 /**
  * Anyone, outside every rate limit: the probes and setup status, which SERVICE-SPEC gives no 429 and
  * orchestrators poll at any rate. Being a tier of its own keeps their hot path free of limiter work.
  */
-export const unlimitedProcedure = t.procedure.meta({ access: { tier: 'unlimited', authenticated: false, limited: false } }).use(checkInput);
+export const unlimitedProcedure = baseProcedure.meta({ access: { tier: 'unlimited', authenticated: false, limited: false } }).use(checkInput);
 
 /** A signed-in user (cookie or bearer), before the input is looked at. CSRF applies to cookie-authenticated mutations. */
-const signedInProcedure = t.procedure
+const signedInProcedure = baseProcedure
   .use(async ({ ctx, type, meta, path, next }) => {
     // ctx.em is read only when a token is there to resolve: requests without one never fork an EntityManager.
     const resolve = (token: string) => resolveSession({ em: ctx.em, clock: ctx.deps.clock, config: ctx.deps.config }, token);

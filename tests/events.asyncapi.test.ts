@@ -41,7 +41,8 @@ function expectValid(message: string, frame: unknown): void {
 }
 
 const now = () => new Date().toISOString();
-const user0 = { id: 'u1', username: 'alice', role: 'manager' as const, must_change_password: false, org_roles: [], scoped_departments: [], created_at: now(), updated_at: now() };
+const USER_ID = '0b6a7a5e-2f4c-4c1e-9d3a-5f0e8b7c6d21';
+const user0 = { id: USER_ID, username: 'alice', role: 'manager' as const, must_change_password: false, org_roles: [], scoped_departments: [], created_at: now(), updated_at: now() };
 const agent = { agent_index: 0, name: 'Ada', role: 'engineer', department: 'engineering', level: 'mid' as const, model_provider: 'p', model_id: 'm', tier: 'medium' as const, personality_preset: 'pragmatic_builder' };
 
 async function recordSample(type: EventType, audience: string): Promise<void> {
@@ -58,7 +59,7 @@ async function recordSample(type: EventType, audience: string): Promise<void> {
       case 'user.updated':
         return recordEvent(tx, { type, actor: 'chief', data: user0 });
       case 'user.deleted':
-        return recordEvent(tx, { type, actor: 'chief', data: { id: 'u1', username: 'alice' } });
+        return recordEvent(tx, { type, actor: 'chief', data: { id: USER_ID, username: 'alice' } });
       case 'setup.company_created':
         return recordEvent(tx, { type, actor: 'chief', data: { company_name: 'Acme', description: null, template_applied: null, department_count: 1, agents: [agent], agent_count: 1 } });
       case 'setup.agent_created':

@@ -1,5 +1,5 @@
 // Two instances on one database: fan-out through LISTEN/NOTIFY, tickets, revocation, the stream cap, listener reconnection.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { recordEvent } from '../src/events/record.ts';
 import { latestEventId } from '../src/events/store.ts';
@@ -21,6 +21,9 @@ beforeAll(async () => {
   a = await startTestService({ env });
   b = await startTestService({ env, databaseUrl: a.databaseUrl });
   [baseA, baseB] = [await listen(a), await listen(b)];
+});
+// A user per test: the stream cap is per user, and a socket a previous test closed may still be counted.
+beforeEach(async () => {
   user = await createUser(a);
 });
 afterAll(async () => {

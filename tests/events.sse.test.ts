@@ -1,7 +1,7 @@
 // events.subscribe over SSE: authenticated by bearer or cookie, tracked ids, resume with lastEventId, 1002 on revocation.
 import { createTRPCClient, httpSubscriptionLink } from '@trpc/client';
 import { EventSource } from 'eventsource';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { recordEvent } from '../src/events/record.ts';
 import { latestEventId, purgeEventsBefore } from '../src/events/store.ts';
 import type { AppRouter } from '../src/routers/index.ts';
@@ -17,6 +17,9 @@ let user: TestUser;
 beforeAll(async () => {
   svc = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false', EVENTS_MAX_STREAMS_PER_USER: String(MAX_STREAMS) } });
   origin = (await listen(svc)).replace(/^ws/, 'http');
+});
+// A user per test: the stream cap is per user, and a stream a previous test ended may still be counted.
+beforeEach(async () => {
   user = await createUser(svc);
 });
 afterAll(() => svc.close());
@@ -119,13 +122,21 @@ describe('events.subscribe (SSE)', () => {
   });
 
   it('a lastEventId older than the retention window is 409/4000', async () => {
-    await recordMarkers(svc, 1);
-    // Everything recorded so far is purged, as if it were older than EVENT_RETENTION_S.
-    await purgeEventsBefore(svc.deps.orm.em.fork(), new Date(Date.now() + 60_000));
-    const stream = await openSse({ channels: ['users'], lastEventId: '0' }, user.headers);
-    expect((await stream.next()).event).toBe('connected');
-    expect((await stream.next()).data).toMatchObject({ data: { problem: { status: 409, error_code: 4000, detail: expect.stringMatching(/^events before \d+ are no longer retained$/) } } });
-    await stream.close();
+    // Its own service and database: purging everything would make the other tests' replays too old.
+    const own = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' } });
+    try {
+      const ownOrigin = (await listen(own)).replace(/^ws/, 'http');
+      const reader = await createUser(own);
+      await recordMarkers(own, 1);
+      // Everything recorded so far is purged, as if it were older than EVENT_RETENTION_S.
+      await purgeEventsBefore(own.deps.orm.em.fork(), new Date(Date.now() + 60_000));
+      const stream = await openSse({ channels: ['users'], lastEventId: '0' }, reader.headers, ownOrigin);
+      expect((await stream.next()).event).toBe('connected');
+      expect((await stream.next()).data).toMatchObject({ data: { problem: { status: 409, error_code: 4000, detail: expect.stringMatching(/^events before \d+ are no longer retained$/) } } });
+      await stream.close();
+    } finally {
+      await own.close();
+    }
   });
 
   it('a revoked session gets its session.revoked event, then the stream ends with 401/1002', async () => {

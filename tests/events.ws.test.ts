@@ -1,6 +1,6 @@
 // GET /api/v1/ws: ticket admission, the subscribe/unsubscribe/ping protocol, replay with `since`, error frames, authorization per event.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { Clock } from '../src/context/deps.ts';
 import { kysely } from '../src/db/kysely.ts';
@@ -21,6 +21,9 @@ let alice: TestUser;
 beforeAll(async () => {
   svc = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false', EVENTS_MAX_STREAMS_PER_USER: String(MAX_STREAMS) }, clock });
   base = await listen(svc);
+});
+// A user per test: the stream cap is per user, and a socket a previous test closed may still be counted.
+beforeEach(async () => {
   alice = await createUser(svc, { role: 'manager' });
 });
 afterAll(() => svc.close());

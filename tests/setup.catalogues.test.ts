@@ -49,7 +49,7 @@ describe('GET /api/v1/setup/status', () => {
 
   it('is public in the OpenAPI sense too, and carries no rate-limit operation', () => {
     const route = routeTable.find((r) => r.procedurePath === 'setup.status');
-    expect(route?.meta.openapi.protect).toBe(false);
+    expect(route?.meta.access).toMatchObject({ tier: 'unlimited', authenticated: false, limited: false });
     expect(route?.meta.limits).toBeUndefined();
   });
 });

@@ -15,8 +15,8 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 // Unfingerprinted files (index.html, the icon) are revalidated on every use, so a new build shows at once.
 const REVALIDATE = 'no-cache';
 
-/** Paths that belong to the API and the docs: never answered with the app, so their 404s stay the API's. */
-const NOT_APP = /^\/(?:api|docs)(?:\/|$)/;
+/** Paths that belong to the API, the docs and the metrics endpoint: never answered with the app, so their 404s stay theirs. */
+const NOT_APP = /^\/(?:api|docs|metrics)(?:\/|$)/;
 
 export default async function dashboard(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
   const assets = opts.deps.dashboard;
