@@ -128,6 +128,8 @@ describe('events.subscribe (SSE)', () => {
       const ownOrigin = (await listen(own)).replace(/^ws/, 'http');
       const reader = await createUser(own);
       await recordMarkers(own, 1);
+      // Ids are given at publication, just after the commit: purge only once the marker has one.
+      await until(async () => Number(await latestEventId(own.deps.orm.em.fork())) > 0, 5000, 'the marker to be published');
       // Everything recorded so far is purged, as if it were older than EVENT_RETENTION_S.
       await purgeEventsBefore(own.deps.orm.em.fork(), new Date(Date.now() + 60_000));
       const stream = await openSse({ channels: ['users'], lastEventId: '0' }, reader.headers, ownOrigin);
