@@ -5,10 +5,11 @@ export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts', 'web/tests/**/*.test.ts'],
     globalSetup: ['tests/helpers/globalSetup.ts'],
-    testTimeout: 30_000,
+    // Generous: 2 shared cores under a full shuffled run can stall a test that boots a service of its own.
+    testTimeout: 60_000,
     // Browser tests poll the page until it shows what they expect; a busy 2-core CI machine needs more than 1 s.
     expect: { poll: { timeout: 20_000 } },
-    hookTimeout: 60_000,
+    hookTimeout: 90_000,
     pool: 'forks',
     maxWorkers: 2,
     // Every run orders the tests inside each file at random (the seed is printed; rerun one with
