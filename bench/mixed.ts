@@ -30,6 +30,12 @@ async function drive(base: string, setup: unknown, seconds: number): Promise<z.i
 }
 
 const rssMb = () => process.memoryUsage().rss / 2 ** 20;
+/** Where the resident memory is: V8's heap, buffers outside it, and the rest (native allocations, code). */
+function memoryLine(label: string): string {
+  const m = process.memoryUsage();
+  const mb = (n: number) => (n / 2 ** 20).toFixed(0);
+  return `${label}: rss ${mb(m.rss)} MB (V8 heap ${mb(m.heapTotal)} MB of which used ${mb(m.heapUsed)}, external ${mb(m.external)}, array buffers ${mb(m.arrayBuffers)})`;
+}
 
 // Rate limits off: a handful of users sending thousands of requests a minute is the point here.
 const bench = await startBenchService({ RATE_LIMITS_ENABLED: 'false' }, { name: 'mixed' });
@@ -52,10 +58,13 @@ try {
 
   const warm = await drive(base, setup, WARMUP_S);
   const afterWarmup = rssMb();
+  const memory = [memoryLine('after warm-up')];
   const run = await drive(base, setup, DURATION_S);
   const afterRun = rssMb();
+  memory.push(memoryLine('after the run'));
   await new Promise((resolve) => setTimeout(resolve, IDLE_S * 1000));
   const afterIdle = rssMb();
+  memory.push(memoryLine(`after ${IDLE_S} s idle`));
 
   const ops = Object.entries(run.operations).sort(([a], [b]) => a.localeCompare(b));
   const total = ops.reduce((n, [, o]) => n + o.count, 0);
@@ -71,6 +80,7 @@ try {
     `RSS: after warm-up ${afterWarmup.toFixed(0)} MB, after the run ${afterRun.toFixed(0)} MB, after ${IDLE_S} s idle ${afterIdle.toFixed(0)} MB: ` +
       `${(afterIdle / afterWarmup).toFixed(2)} × warm-up (target ≤ 1.3)`,
   );
+  console.log(memory.map((line) => `- ${line}`).join('\n'));
 } finally {
   await bench.close();
 }

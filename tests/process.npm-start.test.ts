@@ -108,6 +108,19 @@ describe('a supervisor stops `npm start` by signalling npm alone', () => {
     await fs.chmod(dir, 0o755);
     await stopThroughNpm(await npmStart(root, path.join(dir, 'data')));
   });
+
+  it('runs node with the malloc settings that keep memory from growing under load (docs/operations.md)', { timeout: 180_000 }, async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'agent-org-npm-'));
+    cleanups.push(() => fs.rm(dir, { recursive: true, force: true }));
+    await fs.chmod(dir, 0o755);
+    const started = await npmStart(root, path.join(dir, 'data'));
+    // With `exec`, npm's one child is node itself (found first: descendants are listed breadth first).
+    const [node] = await descendants(started.npm.pid ?? 0);
+    expect(await fs.readFile(`/proc/${String(node)}/cmdline`, 'utf8')).toContain('bin/agent-org.mjs');
+    const environ = (await fs.readFile(`/proc/${String(node)}/environ`, 'utf8')).split('\0');
+    expect(environ).toEqual(expect.arrayContaining(['MALLOC_ARENA_MAX=2', 'MALLOC_MMAP_THRESHOLD_=131072']));
+    await stopThroughNpm(started);
+  });
 });
 
 describe.skipIf(!isRoot)('npm start as root from a checkout below a 0700 directory (skipped unless the tests run as root)', () => {
