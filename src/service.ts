@@ -45,7 +45,7 @@ export async function createService(config: Config, logger: Logger, opts: { cloc
     const dashboard = config.dashboardEnabled ? await loadDashboard() : null;
     if (config.dashboardEnabled && !dashboard) logger.warn(`DASHBOARD_ENABLED but ${DASHBOARD_DIR} holds no build (npm run web:build); / is not served`);
     const metrics = createMetrics();
-    const events = await EventsRuntime.start({ config, orm: db.orm, clock, logger }, db.url, opts.eventTimings);
+    const events = await EventsRuntime.start({ config, orm: db.orm, clock, logger, metrics }, db.url, opts.eventTimings);
     try {
       const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, loginThrottle, setupLatch, dashboard, events, metrics };
       const app = await buildApp(deps);

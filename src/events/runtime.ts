@@ -5,6 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Clock } from '../context/deps.ts';
 import { ApiError } from '../errors.ts';
+import type { Metrics } from '../metrics/registry.ts';
 import type { Role } from '../services/auth/roles.ts';
 import { sha256 } from '../services/auth/tokens.ts';
 import type { Viewer } from './access.ts';
@@ -66,12 +67,17 @@ export const MAX_UNSENT_BYTES = 1024 * 1024;
 /** A stream admitted under the per-user cap, not yet attached to its transport. */
 export type Admission = { streamId: string; viewer: Viewer; username: string };
 
-type RuntimeDeps = { config: Config; orm: MikroORM; clock: Clock; logger: FastifyBaseLogger };
+/** The instruments of CONTRACT §4.10 the events subsystem keeps (see docs/operations.md for their definitions). */
+export type EventMetrics = Pick<Metrics, 'eventStreams' | 'eventsDelivered' | 'eventsDropped'>;
+
+type RuntimeDeps = { config: Config; orm: MikroORM; clock: Clock; logger: FastifyBaseLogger; metrics: EventMetrics };
 
 export class EventsRuntime {
   readonly hub: EventHub;
   readonly instanceId = randomUUID();
   readonly timings: EventsTimings;
+  /** Updated by the runtime (open streams) and by the outlets (events delivered or dropped). */
+  readonly metrics: EventMetrics;
   private readonly deps: RuntimeDeps;
   private readonly listener: NotificationListener;
   private readonly streams = new Map<EventStream, Outlet>();
@@ -90,6 +96,7 @@ export class EventsRuntime {
   private constructor(deps: RuntimeDeps, databaseUrl: string, timings: EventsTimings) {
     this.deps = deps;
     this.timings = timings;
+    this.metrics = deps.metrics;
     const log = deps.logger.child({ component: 'events' });
     this.hub = new EventHub(deps.orm, log);
     this.listener = new NotificationListener({
@@ -224,6 +231,7 @@ export class EventsRuntime {
       return stream;
     }
     this.streams.set(stream, outlet);
+    this.metrics.eventStreams.inc();
     this.hub.add(stream);
     return stream;
   }
@@ -233,9 +241,13 @@ export class EventsRuntime {
     this.queueUnregister(admission.streamId);
   }
 
+  /** Every way a stream ends (client gone, revocation, backpressure, heartbeat, shutdown) closes it, which lands here once. */
   private release(stream: EventStream): void {
     this.hub.remove(stream);
-    if (this.streams.delete(stream)) this.queueUnregister(stream.id);
+    if (this.streams.delete(stream)) {
+      this.metrics.eventStreams.dec();
+      this.queueUnregister(stream.id);
+    }
   }
 
   private queueUnregister(id: string): void {

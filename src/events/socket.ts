@@ -4,7 +4,7 @@ import { ApiError, describeZodError, toApiError, toProblem } from '../errors.ts'
 import type { Channel } from './catalogue.ts';
 import { CLIENT_FRAMES, CLOSE, ClientFrameType, MAX_BAD_FRAMES } from './frames.ts';
 import type { HubEvent } from './hub.ts';
-import { MAX_UNSENT_BYTES, type Admission, type EventsRuntime } from './runtime.ts';
+import { MAX_UNSENT_BYTES, type Admission, type EventMetrics, type EventsRuntime } from './runtime.ts';
 import type { EventStream, Outlet } from './stream.ts';
 
 type Log = { warn(obj: object, msg: string): void };
@@ -17,6 +17,7 @@ export class EventSocket implements Outlet {
   private readonly stream: EventStream;
   private readonly problemOptions: { instance: string; publicUrl: string };
   private readonly log: Log;
+  private readonly metrics: EventMetrics;
   private badFrames = 0;
   private readonly inbox: { data: RawData; isBinary: boolean }[] = [];
   private busy = false;
@@ -26,6 +27,7 @@ export class EventSocket implements Outlet {
     this.ws = ws;
     this.problemOptions = { instance: opts.requestId, publicUrl: opts.publicUrl };
     this.log = opts.log;
+    this.metrics = runtime.metrics;
     this.stream = runtime.attach(admission, this);
     ws.on('message', (data, isBinary) => this.receive(data, isBinary));
     ws.on('pong', () => {
@@ -56,9 +58,25 @@ export class EventSocket implements Outlet {
     }
   }
 
+  /**
+   * An event counts as delivered once `ws` has written its frame to the connection, and as dropped when
+   * the connection ended first (e.g. a client that stopped reading was closed with 1013 and never read
+   * the rest) or the socket was already closing when the event came.
+   */
   send(event: HubEvent): void {
-    this.write(event.frame);
+    if (!this.isOpen) {
+      this.metrics.eventsDropped.inc();
+      return;
+    }
+    this.ws.send(event.frame, this.written);
+    this.checkBacklog();
   }
+
+  /** One callback per socket, not a closure per frame (1,000 sockets per event). */
+  private readonly written = (error?: Error): void => {
+    if (error) this.metrics.eventsDropped.inc();
+    else this.metrics.eventsDelivered.inc();
+  };
 
   sessionEnded(): void {
     this.close(CLOSE.sessionRevoked, 'session revoked');
@@ -84,6 +102,10 @@ export class EventSocket implements Outlet {
   private write(text: string): void {
     if (!this.isOpen) return;
     this.ws.send(text);
+    this.checkBacklog();
+  }
+
+  private checkBacklog(): void {
     // A client that does not read makes the data pile up here; past the limit it is cut loose and
     // reconnects with `since`. Nothing more is queued after the close frame, so memory stays bounded.
     if (this.ws.bufferedAmount > MAX_UNSENT_BYTES) this.overflow();

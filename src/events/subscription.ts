@@ -5,7 +5,7 @@ import type { Actor } from '../context/index.ts';
 import { ApiError } from '../errors.ts';
 import type { Channel, LiveEvent } from './catalogue.ts';
 import type { HubEvent } from './hub.ts';
-import { MAX_UNSENT_BYTES, type EventsRuntime } from './runtime.ts';
+import { MAX_UNSENT_BYTES, type EventMetrics, type EventsRuntime } from './runtime.ts';
 import type { EventStream, Outlet } from './stream.ts';
 
 /**
@@ -21,7 +21,7 @@ export async function subscribeEvents(
   signal: AbortSignal | undefined,
 ): Promise<AsyncGenerator<TrackedEnvelope<LiveEvent>, void, unknown>> {
   const admission = await events.admitSession(em, actor);
-  const queue = new SubscriptionQueue(MAX_UNSENT_BYTES);
+  const queue = new SubscriptionQueue(MAX_UNSENT_BYTES, events.metrics);
   const stream = events.attach(admission, queue);
   const since = input.lastEventId === undefined || input.lastEventId === null ? undefined : Number(input.lastEventId);
   try {
@@ -33,20 +33,29 @@ export async function subscribeEvents(
   return queue.drain(stream, signal);
 }
 
-/** The outlet of a subscription: events wait here until tRPC pulls them into the response. */
+/**
+ * The outlet of a subscription: events wait here until tRPC pulls them into the response. An event counts
+ * as delivered when it is handed to tRPC's response, and as dropped when the stream ends before that
+ * (overflow, shutdown, the client went away) or it arrives after the stream's end was decided.
+ */
 class SubscriptionQueue implements Outlet {
   private items: HubEvent[] = [];
   private bytes = 0;
   private ended: unknown = null;
   private wake: (() => void) | null = null;
   private readonly maxBytes: number;
+  private readonly metrics: EventMetrics;
 
-  constructor(maxBytes: number) {
+  constructor(maxBytes: number, metrics: EventMetrics) {
     this.maxBytes = maxBytes;
+    this.metrics = metrics;
   }
 
   send(event: HubEvent): void {
-    if (this.ended !== null) return;
+    if (this.ended !== null) {
+      this.metrics.eventsDropped.inc();
+      return;
+    }
     this.items.push(event);
     this.bytes += event.frame.length;
     if (this.bytes > this.maxBytes) this.overflow();
@@ -59,12 +68,12 @@ class SubscriptionQueue implements Outlet {
   }
 
   overflow(): void {
-    this.items = [];
+    this.discardQueued();
     this.finish(reconnect('the subscriber fell more than 1 MiB behind; reconnect with lastEventId'));
   }
 
   shutdown(): void {
-    this.items = [];
+    this.discardQueued();
     this.finish(reconnect('the server is shutting down; reconnect'));
   }
 
@@ -76,6 +85,7 @@ class SubscriptionQueue implements Outlet {
         const next = this.items.shift();
         if (next) {
           this.bytes -= next.frame.length;
+          this.metrics.eventsDelivered.inc();
           yield tracked(next.event.id, next.event);
           continue;
         }
@@ -86,7 +96,15 @@ class SubscriptionQueue implements Outlet {
       }
     } finally {
       stream.close();
+      // The client went away with events still queued for it.
+      this.discardQueued();
     }
+  }
+
+  private discardQueued(): void {
+    if (this.items.length > 0) this.metrics.eventsDropped.inc(this.items.length);
+    this.items = [];
+    this.bytes = 0;
   }
 
   private finish(error: unknown): void {

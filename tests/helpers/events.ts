@@ -1,6 +1,8 @@
 // Event-test shortcuts: record events in real transactions, and a `ws` client that collects frames and close codes.
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
+import { kysely } from '../../src/db/kysely.ts';
+import type { EventType } from '../../src/events/catalogue.ts';
 import { recordEvent } from '../../src/events/record.ts';
 import type { TestService } from './service.ts';
 import type { TestUser } from './users.ts';
@@ -167,6 +169,32 @@ export async function refusedUpgrade(url: string, headers: Record<string, string
     });
     ws.once('error', () => undefined);
   });
+}
+
+/** How many events of `type` the outbox holds (published or not): a committed change adds exactly one. */
+export async function countEvents(svc: TestService, type: EventType): Promise<number> {
+  const row = await kysely(svc.deps.orm.em.fork())
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('type', '=', type)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * Every event `socket` receives up to a marker recorded now (the socket must be subscribed to `users`).
+ * Ids follow commit order, so the events of every change committed before this call come before the
+ * marker: what is returned is complete, and a change's event missing from it was never written.
+ */
+export async function eventsUpToNow(svc: TestService, socket: TestSocket): Promise<LiveEventBody[]> {
+  const [fence] = await recordMarkers(svc, 1, `fence-${randomUUID()}`);
+  const received: LiveEventBody[] = [];
+  for (;;) {
+    const [event] = await socket.events(1);
+    if (!event) continue;
+    if (event.type === 'user.deleted' && event.data.id === fence) return received;
+    received.push(event);
+  }
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -71,7 +71,7 @@ export const setupRouter = router({
     })
     .input(SetupCompanyRequest)
     .output(SetupCompanyResponse)
-    .mutation(({ ctx, input }) => createCompany({ em: ctx.em, clock: ctx.deps.clock, providers: ctx.deps.providers }, input)),
+    .mutation(({ ctx, input }) => createCompany({ em: ctx.em, clock: ctx.deps.clock, providers: ctx.deps.providers, actor: ctx.actor }, input)),
 
   createAgent: ceoProcedure
     .meta({
@@ -84,7 +84,7 @@ export const setupRouter = router({
     .output(SetupAgentResponse)
     .mutation(({ ctx, input }) =>
       idempotently(ctx, { operation: 'setup.createAgent', input, output: SetupAgentResponse }, (em) =>
-        agents.createAgent({ em, clock: ctx.deps.clock, providers: ctx.deps.providers }, input),
+        agents.createAgent({ em, clock: ctx.deps.clock, providers: ctx.deps.providers, actor: ctx.actor }, input),
       ),
     ),
 
@@ -98,7 +98,7 @@ export const setupRouter = router({
     .meta({ openapi: { method: 'POST', path: '/setup/agents/{agent_index}/randomize-name', tags, summary: 'Give an agent a new random name from the chosen locales' }, errors: AGENT_EDIT_ERRORS })
     .input(AgentIndexInput)
     .output(SetupAgentSummary)
-    .mutation(({ ctx, input }) => agents.randomizeAgentName({ em: ctx.em, clock: ctx.deps.clock }, input)),
+    .mutation(({ ctx, input }) => agents.randomizeAgentName({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input)),
 
   updateAgentModel: ceoProcedure
     .meta({
@@ -107,13 +107,13 @@ export const setupRouter = router({
     })
     .input(UpdateAgentModelInput)
     .output(SetupAgentSummary)
-    .mutation(({ ctx, input }) => agents.updateAgentModel({ em: ctx.em, clock: ctx.deps.clock, providers: ctx.deps.providers }, input)),
+    .mutation(({ ctx, input }) => agents.updateAgentModel({ em: ctx.em, clock: ctx.deps.clock, providers: ctx.deps.providers, actor: ctx.actor }, input)),
 
   updateAgentName: ceoProcedure
     .meta({ openapi: { method: 'PUT', path: '/setup/agents/{agent_index}/name', tags, summary: 'Rename an agent' }, errors: AGENT_EDIT_ERRORS })
     .input(UpdateAgentNameInput)
     .output(SetupAgentSummary)
-    .mutation(({ ctx, input }) => agents.updateAgentName({ em: ctx.em, clock: ctx.deps.clock }, input)),
+    .mutation(({ ctx, input }) => agents.updateAgentName({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input)),
 
   updateAgentPersonality: ceoProcedure
     .meta({
@@ -122,7 +122,7 @@ export const setupRouter = router({
     })
     .input(UpdateAgentPersonalityInput)
     .output(SetupAgentSummary)
-    .mutation(({ ctx, input }) => agents.updateAgentPersonality({ em: ctx.em, clock: ctx.deps.clock }, input)),
+    .mutation(({ ctx, input }) => agents.updateAgentPersonality({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input)),
 
   availableLocales: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/name-locales/available', tags, summary: 'Every name locale, by region' } })
@@ -141,7 +141,7 @@ export const setupRouter = router({
     })
     .input(SetupNameLocalesRequest)
     .output(SetupNameLocalesResponse)
-    .mutation(({ ctx, input }) => locales.setLocales({ em: ctx.em, clock: ctx.deps.clock }, input)),
+    .mutation(({ ctx, input }) => locales.setLocales({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input)),
 
   personalityPresets: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/setup/personality-presets', tags, summary: 'The personality presets, by name' }, rest: { list: true } })
@@ -160,5 +160,5 @@ export const setupRouter = router({
       limits: { op: 'setup.complete' },
     })
     .output(SetupCompleteResponse)
-    .mutation(({ ctx }) => completeSetup({ em: ctx.em, clock: ctx.deps.clock, providers: ctx.deps.providers })),
+    .mutation(({ ctx }) => completeSetup({ em: ctx.em, clock: ctx.deps.clock, providers: ctx.deps.providers, actor: ctx.actor })),
 });

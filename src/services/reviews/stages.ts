@@ -2,6 +2,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../../context/index.ts';
 import type { Clock } from '../../context/deps.ts';
+import { recordEvent } from '../../events/record.ts';
 import type { DecideStageInput, StageDecisionResponse } from '../../routers/reviews/schemas.ts';
 import { insertStageDecision, stageDecisionsOf, type StoredStageDecision } from './store.ts';
 
@@ -18,23 +19,30 @@ function toStageDecisionResponse(decision: StoredStageDecision): StageDecisionRe
 }
 
 /**
- * Records a stage's verdict. Decisions are final: a second one (even a concurrent one) loses on the
- * unique constraint, which errors.ts maps to 409/4001.
+ * Records a stage's verdict and its `review.stage_decided` event in one transaction. Decisions are final:
+ * a second one (even a concurrent one) loses on the unique constraint, which errors.ts maps to 409/4001,
+ * and its transaction (with no event) rolls back.
  */
 export async function decideStage(
   { em, clock, actor }: { em: EntityManager; clock: Clock; actor: Actor },
   input: DecideStageInput,
 ): Promise<StageDecisionResponse> {
-  const decision = await insertStageDecision(em, {
-    taskId: input.task_id,
-    stageName: input.stage_name,
-    verdict: input.verdict,
-    reason: input.reason ?? null,
-    decidedById: actor.userId,
-    decidedBy: actor.username,
-    decidedAt: clock.now(),
+  return em.transactional(async (tx) => {
+    const now = clock.now();
+    const decision = toStageDecisionResponse(
+      await insertStageDecision(tx, {
+        taskId: input.task_id,
+        stageName: input.stage_name,
+        verdict: input.verdict,
+        reason: input.reason ?? null,
+        decidedById: actor.userId,
+        decidedBy: actor.username,
+        decidedAt: now,
+      }),
+    );
+    await recordEvent(tx, { type: 'review.stage_decided', actor: actor.username, at: now, data: decision });
+    return decision;
   });
-  return toStageDecisionResponse(decision);
 }
 
 /** The task's decisions in the order they were taken; an unknown task simply has none. */

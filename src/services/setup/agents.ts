@@ -1,10 +1,12 @@
 // The agent roster of the setup wizard: adding agents, listing them by agent_index, and editing one.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from '../../context/index.ts';
 import type { Clock } from '../../context/deps.ts';
 import { isPersonalityPreset } from '../../data/personalityPresets.ts';
 import { findModel, type ProviderCatalogue } from '../../data/providerCatalogue.ts';
 import type { AgentLevel, ModelTier } from '../../data/templates.ts';
 import { ApiError } from '../../errors.ts';
+import { recordEvent } from '../../events/record.ts';
 import type { SetupAgentResponse, SetupAgentSummary } from '../../routers/setup/schemas.ts';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.ts';
 import { localeName } from './names.ts';
@@ -59,11 +61,12 @@ export type CreateAgentInput = {
 };
 
 export async function createAgent(
-  { em, clock, providers }: { em: EntityManager; clock: Clock; providers: ProviderCatalogue },
+  { em, clock, providers, actor }: { em: EntityManager; clock: Clock; providers: ProviderCatalogue; actor: Actor },
   input: CreateAgentInput,
 ): Promise<SetupAgentResponse> {
   return em.transactional(async (tx) => {
     await lockOpenSetup(tx);
+    const now = clock.now();
     const personalityPreset = requirePreset(input.personality_preset);
     const model = requireModel(providers, input.model_provider, input.model_id);
     // Indices are dense (agents are only ever appended or replaced wholesale), so the count is the next index.
@@ -83,10 +86,12 @@ export async function createAgent(
         budgetLimitMonthly: input.budget_limit_monthly ?? null,
       }],
       index,
-      clock.now(),
+      now,
     );
     if (!agent) throw new Error('agent insert returned no row');
-    return toAgentResponse(agent);
+    const created = toAgentResponse(agent);
+    await recordEvent(tx, { type: 'setup.agent_created', actor: actor.username, at: now, data: created });
+    return created;
   });
 }
 
@@ -107,12 +112,15 @@ export async function listAgents(
   return toPage(agents, { limit, secret, list: AGENTS_LIST, positionOf: (agent) => [agent.agentIndex], toItem: toAgentSummary });
 }
 
+type EditDeps = { em: EntityManager; clock: Clock; actor: Actor };
+
 /**
  * Locks the wizard, finds agent `index` (404/3000 when out of range) and applies the change `decide`
  * computes from it; the change is validated by `decide` itself, after the agent is known to exist.
+ * Every edit records `setup.agent_updated` with the summary it answers.
  */
 async function editAgent(
-  { em, clock }: { em: EntityManager; clock: Clock },
+  { em, clock, actor }: EditDeps,
   index: number,
   decide: (locales: string[] | null, tx: EntityManager) => Promise<store.AgentChange> | store.AgentChange,
 ): Promise<SetupAgentSummary> {
@@ -122,35 +130,38 @@ async function editAgent(
     const agent = index < MAX_AGENTS ? await store.findAgent(tx, index) : undefined;
     if (!agent) throw ApiError.notFound(`agent ${String(index)} does not exist`);
     const change = await decide(state.nameLocales, tx);
-    return toAgentSummary(await store.updateAgent(tx, index, change, clock.now()));
+    const now = clock.now();
+    const updated = toAgentSummary(await store.updateAgent(tx, index, change, now));
+    await recordEvent(tx, { type: 'setup.agent_updated', actor: actor.username, at: now, data: updated });
+    return updated;
   });
 }
 
-export function randomizeAgentName({ em, clock }: { em: EntityManager; clock: Clock }, input: { agent_index: number }): Promise<SetupAgentSummary> {
-  return editAgent({ em, clock }, input.agent_index, async (locales, tx) => {
+export function randomizeAgentName(deps: EditDeps, input: { agent_index: number }): Promise<SetupAgentSummary> {
+  return editAgent(deps, input.agent_index, async (locales, tx) => {
     // The new name differs from the current one and from every other agent's.
     const taken = new Set(await store.agentNames(tx));
     return { name: await localeName(locales, taken) };
   });
 }
 
-export function updateAgentName({ em, clock }: { em: EntityManager; clock: Clock }, input: { agent_index: number; name: string }): Promise<SetupAgentSummary> {
-  return editAgent({ em, clock }, input.agent_index, () => ({ name: input.name }));
+export function updateAgentName(deps: EditDeps, input: { agent_index: number; name: string }): Promise<SetupAgentSummary> {
+  return editAgent(deps, input.agent_index, () => ({ name: input.name }));
 }
 
 export function updateAgentModel(
-  { em, clock, providers }: { em: EntityManager; clock: Clock; providers: ProviderCatalogue },
+  { providers, ...deps }: EditDeps & { providers: ProviderCatalogue },
   input: { agent_index: number; model_provider: string; model_id: string },
 ): Promise<SetupAgentSummary> {
-  return editAgent({ em, clock }, input.agent_index, () => {
+  return editAgent(deps, input.agent_index, () => {
     const model = requireModel(providers, input.model_provider, input.model_id);
     return { modelProvider: model.provider, modelId: model.id, tier: model.tier };
   });
 }
 
 export function updateAgentPersonality(
-  { em, clock }: { em: EntityManager; clock: Clock },
+  deps: EditDeps,
   input: { agent_index: number; personality_preset: string },
 ): Promise<SetupAgentSummary> {
-  return editAgent({ em, clock }, input.agent_index, () => ({ personalityPreset: requirePreset(input.personality_preset) }));
+  return editAgent(deps, input.agent_index, () => ({ personalityPreset: requirePreset(input.personality_preset) }));
 }

@@ -1,9 +1,11 @@
 // The company: creating it, optionally from a builtin template that replaces the agent roster, and reading it back.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from '../../context/index.ts';
 import type { Clock } from '../../context/deps.ts';
 import { pickModelForTier, type ProviderCatalogue } from '../../data/providerCatalogue.ts';
 import { findTemplate, type CompanyTemplate } from '../../data/templates.ts';
 import { ApiError } from '../../errors.ts';
+import { recordEvent } from '../../events/record.ts';
 import type { SetupCompanyInfoResponse, SetupCompanyResponse } from '../../routers/setup/schemas.ts';
 import { toAgentSummary } from './agents.ts';
 import { localeName } from './names.ts';
@@ -62,7 +64,7 @@ export async function templateRoster(template: CompanyTemplate, catalogue: Provi
 }
 
 export async function createCompany(
-  { em, clock, providers }: { em: EntityManager; clock: Clock; providers: ProviderCatalogue },
+  { em, clock, providers, actor }: { em: EntityManager; clock: Clock; providers: ProviderCatalogue; actor: Actor },
   input: CreateCompanyInput,
 ): Promise<SetupCompanyResponse> {
   return em.transactional(async (tx) => {
@@ -84,6 +86,8 @@ export async function createCompany(
     await store.saveCompany(tx, company, now);
     const agents = (await store.allAgents(tx)).map(toAgentSummary);
     const departmentCount = new Set(agents.map((agent) => agent.department)).size;
-    return { ...toCompanyInfo({ ...company, agentCount: agents.length, departmentCount }), agents };
+    const created = { ...toCompanyInfo({ ...company, agentCount: agents.length, departmentCount }), agents };
+    await recordEvent(tx, { type: 'setup.company_created', actor: actor.username, at: now, data: created });
+    return created;
   });
 }

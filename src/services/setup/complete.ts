@@ -1,13 +1,15 @@
 // Finishing the wizard: the preconditions, then the one-way switch to complete.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from '../../context/index.ts';
 import type { Clock } from '../../context/deps.ts';
 import { findModel, type ProviderCatalogue } from '../../data/providerCatalogue.ts';
 import { ApiError } from '../../errors.ts';
+import { recordEvent } from '../../events/record.ts';
 import type { SetupCompleteResponse } from '../../routers/setup/schemas.ts';
 import { lockOpenSetup } from './state.ts';
 import { allAgents, markComplete } from './store.ts';
 
-export async function completeSetup({ em, clock, providers }: { em: EntityManager; clock: Clock; providers: ProviderCatalogue }): Promise<SetupCompleteResponse> {
+export async function completeSetup({ em, clock, providers, actor }: { em: EntityManager; clock: Clock; providers: ProviderCatalogue; actor: Actor }): Promise<SetupCompleteResponse> {
   return em.transactional(async (tx) => {
     // The lock makes completion and every other wizard mutation mutually exclusive: an agent added
     // concurrently either lands before this point (and is part of the completed roster) or sees the
@@ -23,6 +25,8 @@ export async function completeSetup({ em, clock, providers }: { em: EntityManage
     }
     const now = clock.now();
     await markComplete(tx, now);
-    return { setup_complete: true, completed_at: now.toISOString() };
+    const completed: SetupCompleteResponse = { setup_complete: true, completed_at: now.toISOString() };
+    await recordEvent(tx, { type: 'setup.completed', actor: actor.username, at: now, data: completed });
+    return completed;
   });
 }

@@ -1,8 +1,10 @@
 // Name locales of the wizard: the available list, the chosen selection, and changing it.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from '../../context/index.ts';
 import type { Clock } from '../../context/deps.ts';
 import { ALL_LOCALES_SENTINEL, LOCALE_DISPLAY_NAMES, NAME_LOCALE_REGIONS, localeSelectionProblem } from '../../data/nameLocales.ts';
 import { ApiError } from '../../errors.ts';
+import { recordEvent } from '../../events/record.ts';
 import type { AvailableLocalesResponse, SetupNameLocalesResponse } from '../../routers/setup/schemas.ts';
 import { lockOpenSetup } from './state.ts';
 import { readState, saveLocales } from './store.ts';
@@ -19,12 +21,18 @@ export async function getLocales({ em }: { em: EntityManager }): Promise<SetupNa
   return { locales: state?.nameLocales ?? [ALL_LOCALES_SENTINEL] };
 }
 
-export async function setLocales({ em, clock }: { em: EntityManager; clock: Clock }, input: { locales: string[] }): Promise<SetupNameLocalesResponse> {
+export async function setLocales(
+  { em, clock, actor }: { em: EntityManager; clock: Clock; actor: Actor },
+  input: { locales: string[] },
+): Promise<SetupNameLocalesResponse> {
   return em.transactional(async (tx) => {
     await lockOpenSetup(tx);
     const problem = localeSelectionProblem(input.locales);
     if (problem !== undefined) throw ApiError.validation(`locales: ${problem}`);
-    await saveLocales(tx, input.locales, clock.now());
-    return { locales: [...input.locales] };
+    const now = clock.now();
+    await saveLocales(tx, input.locales, now);
+    const chosen = { locales: [...input.locales] };
+    await recordEvent(tx, { type: 'setup.locales_updated', actor: actor.username, at: now, data: chosen });
+    return chosen;
   });
 }
