@@ -183,11 +183,11 @@ export async function changePassword(
     if (!(await users.lockUser(tx, actor.userId))) throw ApiError.sessionRevoked();
     const wasInitial = (await users.findUser(tx, actor.userId))?.mustChangePassword === true;
     if (!(await users.setPassword(tx, actor.userId, passwordHash, now))) throw ApiError.sessionRevoked();
-    await revokeUserSessions({ em: tx, clock }, actor.userId, 'password_changed', { username: actor.username }, actor.sessionId);
     const user = await users.findUserWithGrants(tx, actor.userId);
     if (!user) throw ApiError.sessionRevoked();
     // must_change_password is part of UserResponse and decides what the user may read (docs/events.md).
     if (wasInitial) await recordEvent(tx, { type: 'user.updated', actor: actor.username, at: now, data: toUserResponse(user) });
+    await revokeUserSessions({ em: tx, clock }, actor.userId, 'password_changed', { username: actor.username }, actor.sessionId);
     return { tokens: await reissueTokens({ em: tx, clock, config }, actor.sessionId), user };
   });
   return { tokens: withCsrfToken(secret, tokens), response: storedUserInfo(user) };
