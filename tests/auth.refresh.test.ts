@@ -113,7 +113,7 @@ describe('replaying a used refresh token', () => {
   it('revokes the whole session, committed although the request failed', async () => {
     const [row] = await sql('select revoked_at, revoked_reason from sessions where id = ?', [user.sessionId]);
     expect(row?.revoked_at).not.toBeNull();
-    expect(row?.revoked_reason).toBe('refresh_reuse');
+    expect(row?.revoked_reason).toBe('refresh_replayed');
   });
 
   it('afterwards the newest access token of that session answers 401/1002', async () => {

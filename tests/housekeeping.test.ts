@@ -49,7 +49,7 @@ const refreshRows = async (sessionId: string) => (await db().selectFrom('refresh
 describe('the periodic purge', () => {
   it('keeps a revoked session (still 1002) until both its tokens have expired, then purges it with its refresh tokens', async () => {
     const user = await createUser(svc);
-    await revokeSession({ em: svc.deps.orm.em.fork(), clock }, user.sessionId, 'revoked');
+    await svc.deps.orm.em.fork().transactional((tx) => revokeSession({ em: tx, clock }, user.sessionId, 'revoked', { username: null }));
     expect((await svc.housekeeping.runNow()).ran).toBe(true);
     const me = await svc.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { ...user.headers, ...PROBLEM } });
     expect(me.json().error_code).toBe(1002);
@@ -121,7 +121,7 @@ describe('the periodic purge', () => {
 
   it('counts what it deleted per task in the metrics', async () => {
     const user = await createUser(svc);
-    await revokeSession({ em: svc.deps.orm.em.fork(), clock }, user.sessionId, 'revoked');
+    await svc.deps.orm.em.fork().transactional((tx) => revokeSession({ em: tx, clock }, user.sessionId, 'revoked', { username: null }));
     const before = (await svc.deps.metrics.purgedRows.get()).values.find((v) => v.labels.task === 'sessions')?.value ?? 0;
     clock.ms += 8 * DAY;
     const result = await svc.housekeeping.runNow();

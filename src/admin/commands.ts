@@ -2,11 +2,13 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Clock } from '../context/deps.ts';
+import { recordEvent } from '../events/record.ts';
 import { assertPasswordPolicy, hashPassword } from '../services/auth/passwords.ts';
 import { revokeUserSessions } from '../services/auth/sessions.ts';
 import { liveSessions } from '../services/auth/store.ts';
 import { usernameKey } from '../services/auth/usernameKeys.ts';
-import { allUsers, findUserByKeyWithGrants, lockUser, setTemporaryPassword } from '../services/users/store.ts';
+import { allUsers, findUserByKeyWithGrants, findUserWithGrants, lockUser, setTemporaryPassword } from '../services/users/store.ts';
+import { toUserResponse } from '../services/users/users.ts';
 
 /** A failure the operator can act on; the command prints its message as one line and changes nothing. */
 export class AdminError extends Error {
@@ -18,6 +20,8 @@ type Env = { em: EntityManager; clock: Clock };
 /**
  * Gives the user a generated temporary password (returned, to be shown once), requires a new one at the
  * next sign-in and ends every session, all in one transaction: the way back in when the CEO's is lost.
+ * Events (docs/events.md): `user.updated` when must_change_password turns true, and one `session.revoked`
+ * (`password_changed`) per session; actor null, as an operator at the console has no username in the API.
  */
 export async function resetPassword({ em, clock }: Env, username: string): Promise<{ username: string; password: string; revokedSessions: number }> {
   const user = await findUser(em, username);
@@ -27,16 +31,20 @@ export async function resetPassword({ em, clock }: Env, username: string): Promi
   const passwordHash = await hashPassword(password);
   const revokedSessions = await em.transactional(async (tx) => {
     if (!(await lockUser(tx, user.id))) throw new AdminError(`no user named ${JSON.stringify(username)}`);
-    await setTemporaryPassword(tx, user.id, passwordHash, clock.now());
-    return revokeUserSessions({ em: tx, clock }, user.id, 'password_change');
+    const now = clock.now();
+    const wasInitial = (await findUserWithGrants(tx, user.id))?.mustChangePassword === true;
+    await setTemporaryPassword(tx, user.id, passwordHash, now);
+    const updated = await findUserWithGrants(tx, user.id);
+    if (!wasInitial && updated) await recordEvent(tx, { type: 'user.updated', actor: null, at: now, data: toUserResponse(updated) });
+    return revokeUserSessions({ em: tx, clock }, user.id, 'password_changed', { username: null });
   });
   return { username: user.username, password, revokedSessions };
 }
 
-/** Ends every session of the user; returns how many were live. */
+/** Ends every session of the user (one `session.revoked`, reason `revoked`, actor null, each); returns how many were live. */
 export async function revokeSessions({ em, clock }: Env, username: string): Promise<{ username: string; revokedSessions: number }> {
   const user = await findUser(em, username);
-  const revokedSessions = await revokeUserSessions({ em, clock }, user.id, 'revoked');
+  const revokedSessions = await em.transactional((tx) => revokeUserSessions({ em: tx, clock }, user.id, 'revoked', { username: null }));
   return { username: user.username, revokedSessions };
 }
 

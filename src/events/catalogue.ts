@@ -10,13 +10,14 @@ import {
   SetupNameLocalesResponse,
 } from '../routers/setup/schemas.ts';
 import { UserResponse } from '../routers/users/schemas.ts';
+import { SESSION_END_REASONS } from '../services/auth/store.ts';
 
 export const CHANNELS = ['approvals', 'reviews', 'users', 'setup', 'sessions'] as const;
 export const Channel = z.enum(CHANNELS).describe('A channel of live events.');
 export type Channel = z.infer<typeof Channel>;
 
-/** Why a session ended, as `session.revoked` says it. */
-export const SESSION_END_REASONS = ['logout', 'revoked', 'password_changed', 'evicted', 'refresh_replayed', 'user_deleted'] as const;
+/** Why a session ended, as `session.revoked` says it: the sessions service stores the same names. */
+export { SESSION_END_REASONS };
 
 export const DeletedUserData = z.object({ id: z.string(), username: z.string() }).meta({ id: 'DeletedUser' });
 export const SessionRevokedData = z

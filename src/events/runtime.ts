@@ -32,7 +32,7 @@ export type EventsTimings = {
   pingIntervalMs: number;
   /** …and drops one it has not heard from for this long. */
   silenceLimitMs: number;
-  /** How often the sessions behind open streams are checked (revocations without an event, role changes). */
+  /** How often the sessions behind open streams are checked (endings and changes that came without an event: expiry, other programs). */
   sessionSweepMs: number;
   /** How often this instance marks its streams as still open in the shared registry. */
   registryHeartbeatMs: number;
@@ -295,18 +295,25 @@ export class EventsRuntime {
   }
 
   /**
-   * Closes streams whose session ended (revoked, or its user deleted) and refreshes the others'
-   * authorization. Ended sessions normally announce themselves with a `session.revoked` event, which
-   * closes the stream at once; this catches an ending that came without one, within a second.
+   * Closes streams whose session ended and refreshes the others' authorization. Every revocation through the
+   * service records a `session.revoked` event, which closes the stream at once (and every change of a role,
+   * org roles or must_change_password a `user.updated`); this sweep is for what comes without one: a session
+   * that ended by time (its refresh window is over: no event, CONTRACT §4.8 names only revocations), and a
+   * revocation or user change written by something that records no event (a direct SQL fix, an older
+   * release during a rolling upgrade). Within a second.
    */
   private async sweepSessions(): Promise<void> {
     if (this.streams.size === 0) return;
     const bySession = new Map<string, EventStream[]>();
     for (const stream of this.streams.keys()) bySession.set(stream.sessionId, [...(bySession.get(stream.sessionId) ?? []), stream]);
     const asOf = this.hub.position;
-    const states = await sessionStates(this.deps.orm.em.fork(), [...bySession.keys()]);
-    // An ending committed with its event: read the outbox first, so the event is sent before the close.
-    if (states.some((s) => s.ended)) await this.hub.catchUp();
+    const states = await sessionStates(this.deps.orm.em.fork(), [...bySession.keys()], this.deps.clock.now());
+    if (states.some((s) => s.ended)) {
+      // An ending committed with its event: publish and read the outbox first, so that the event is sent
+      // before the close even when the sweep saw the revocation before its publication.
+      await this.publish();
+      await this.hub.catchUp();
+    }
     for (const state of states) {
       for (const stream of bySession.get(state.sessionId) ?? []) {
         if (stream.isClosed) continue;

@@ -185,21 +185,25 @@ export async function removeInstanceStreams(em: EntityManager, instanceId: strin
   await kysely(em).deleteFrom('event_streams').where('instanceId', '=', instanceId).execute();
 }
 
-/** The current state of sessions behind open streams: ended (revoked, or its user gone) or its user's authorization. */
+/**
+ * The current state of sessions behind open streams: ended (revoked, its user gone, or past its refresh
+ * window, so that nothing can renew it any more) or its user's authorization.
+ */
 export type SessionState = { sessionId: string; ended: boolean; role: Role | null; mustChangePassword: boolean };
 
-export async function sessionStates(em: EntityManager, sessionIds: readonly string[]): Promise<SessionState[]> {
+export async function sessionStates(em: EntityManager, sessionIds: readonly string[], now: Date): Promise<SessionState[]> {
   if (sessionIds.length === 0) return [];
   const rows = await kysely(em)
     .selectFrom('sessions as s')
     .leftJoin('users as u', 'u.id', 's.userId')
-    .select(['s.id', 's.revokedAt', 'u.role', 'u.mustChangePassword'])
+    .select(['s.id', 's.revokedAt', 's.refreshExpiresAt', 'u.role', 'u.mustChangePassword'])
     .where('s.id', 'in', sessionIds)
     .execute();
   const found = new Map(rows.map((r) => [r.id, r]));
   return sessionIds.map((sessionId) => {
     const row = found.get(sessionId);
     const role = row?.role !== undefined && row.role !== null && isRole(row.role) ? row.role : null;
-    return { sessionId, ended: !row || row.revokedAt !== null || role === null, role, mustChangePassword: row?.mustChangePassword ?? false };
+    const ended = !row || row.revokedAt !== null || row.refreshExpiresAt <= now || role === null;
+    return { sessionId, ended, role, mustChangePassword: row?.mustChangePassword ?? false };
   });
 }

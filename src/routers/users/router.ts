@@ -53,7 +53,7 @@ export const usersRouter = router({
     .input(CreateUserInput)
     .output(UserResponse)
     .mutation(({ ctx, input }) =>
-      idempotently(ctx, { operation: 'users.create', input, output: UserResponse }, (em) => users.createUser({ em, clock: ctx.deps.clock }, input)),
+      idempotently(ctx, { operation: 'users.create', input, output: UserResponse }, (em) => users.createUser({ em, clock: ctx.deps.clock, actor: ctx.actor }, input)),
     ),
 
   updateRole: ceoProcedure
@@ -65,7 +65,7 @@ export const usersRouter = router({
     })
     .input(UpdateUserRoleInput)
     .output(UserResponse)
-    .mutation(({ ctx, input }) => users.updateUserRole({ em: ctx.em, clock: ctx.deps.clock }, { ...input, ifMatch: ctx.credentials.ifMatch })),
+    .mutation(({ ctx, input }) => users.updateUserRole({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, { ...input, ifMatch: ctx.credentials.ifMatch })),
 
   // 409 is not in SERVICE-SPEC's table for this operation, but CONTRACT §4.3 (which wins) answers self/CEO/last owner with it.
   delete: ceoProcedure
@@ -94,7 +94,7 @@ export const usersRouter = router({
     })
     .input(GrantOrgRoleInput)
     .output(UserResponse)
-    .mutation(({ ctx, input }) => orgRoles.grantOrgRole({ em: ctx.em, clock: ctx.deps.clock }, { ...input, ifMatch: ctx.credentials.ifMatch })),
+    .mutation(({ ctx, input }) => orgRoles.grantOrgRole({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, { ...input, ifMatch: ctx.credentials.ifMatch })),
 
   // 409 (last owner) as for delete: required by CONTRACT §4.3, missing from SERVICE-SPEC's table.
   revokeOrgRole: ceoProcedure
@@ -106,5 +106,5 @@ export const usersRouter = router({
     })
     .input(RevokeOrgRoleInput)
     .output(NoContent)
-    .mutation(({ ctx, input }) => noContent(orgRoles.revokeOrgRole({ em: ctx.em, clock: ctx.deps.clock }, { ...input, ifMatch: ctx.credentials.ifMatch }))),
+    .mutation(({ ctx, input }) => noContent(orgRoles.revokeOrgRole({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, { ...input, ifMatch: ctx.credentials.ifMatch }))),
 });

@@ -3,9 +3,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Clock } from '../../context/deps.ts';
 import type { Actor } from '../../context/index.ts';
 import { ApiError, toApiError } from '../../errors.ts';
+import { recordEvent } from '../../events/record.ts';
 import type { CookieSessionResponse, SessionResponse, UserInfoResponse } from '../../routers/auth/schemas.ts';
 import { summariseGrants } from '../users/grants.ts';
 import * as users from '../users/store.ts';
+import { toUserResponse } from '../users/users.ts';
 import { createAccount } from './accounts.ts';
 import { withCsrfToken } from './csrf.ts';
 import { beginLoginAttempt, recordLoginSuccess, type LoginThrottle } from './loginThrottle.ts';
@@ -103,6 +105,8 @@ export async function setup(
   const { user, tokens } = await em
     .transactional(async (tx) => {
       const user = await createAccount({ em: tx, clock }, { ...input, role: 'ceo', mustChangePassword: false });
+      // The CEO is a user created like any other (nobody can be listening yet, but a later `since` replays it).
+      await recordEvent(tx, { type: 'user.created', actor: user.username, at: user.createdAt, data: toUserResponse({ ...user, grants: [] }) });
       return { user, tokens: await issueSession({ em: tx, clock, config }, user.id, input.client) };
     })
     .catch((error: unknown) => {
@@ -173,13 +177,19 @@ export async function changePassword(
   if (input.new_password === input.current_password) throw ApiError.validation('new password must differ from the current one');
   assertPasswordPolicy(input.new_password, current.username);
   const passwordHash = await hashPassword(input.new_password);
-  const tokens = await em.transactional(async (tx) => {
-    if (!(await users.setPassword(tx, actor.userId, passwordHash, clock.now()))) throw ApiError.sessionRevoked();
-    await revokeUserSessions({ em: tx, clock }, actor.userId, 'password_change', actor.sessionId);
-    return reissueTokens({ em: tx, clock, config }, actor.sessionId);
+  const { tokens, user } = await em.transactional(async (tx) => {
+    const now = clock.now();
+    // Under the user's lock: whether this change clears the initial-password flag is read where it is written.
+    if (!(await users.lockUser(tx, actor.userId))) throw ApiError.sessionRevoked();
+    const wasInitial = (await users.findUser(tx, actor.userId))?.mustChangePassword === true;
+    if (!(await users.setPassword(tx, actor.userId, passwordHash, now))) throw ApiError.sessionRevoked();
+    const user = await users.findUserWithGrants(tx, actor.userId);
+    if (!user) throw ApiError.sessionRevoked();
+    // must_change_password is part of UserResponse and decides what the user may read (docs/events.md).
+    if (wasInitial) await recordEvent(tx, { type: 'user.updated', actor: actor.username, at: now, data: toUserResponse(user) });
+    await revokeUserSessions({ em: tx, clock }, actor.userId, 'password_changed', { username: actor.username }, actor.sessionId);
+    return { tokens: await reissueTokens({ em: tx, clock, config }, actor.sessionId), user };
   });
-  const user = await users.findUserWithGrants(em, actor.userId);
-  if (!user) throw ApiError.sessionRevoked();
   return { tokens: withCsrfToken(secret, tokens), response: storedUserInfo(user) };
 }
 
@@ -194,5 +204,5 @@ export async function listSessions({ em, clock, actor }: { em: EntityManager; cl
 export async function revokeSession({ em, clock, actor }: { em: EntityManager; clock: Clock; actor: Actor }, sessionId: string): Promise<void> {
   const owner = await store.findLiveSessionOwner(em, sessionId, clock.now());
   if (owner === undefined || (owner !== actor.userId && actor.role !== 'ceo')) throw ApiError.notFound('session not found');
-  await revokeSessionById({ em, clock }, sessionId, 'revoked');
+  await em.transactional((tx) => revokeSessionById({ em: tx, clock }, sessionId, 'revoked', { username: actor.username }));
 }

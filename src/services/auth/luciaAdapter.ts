@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Clock } from '../../context/deps.ts';
 import type { Grant } from '../users/grants.ts';
 import type { Role } from './roles.ts';
+import { endUserSessions } from './sessionEnds.ts';
 import * as store from './store.ts';
 import { sha256 } from './tokens.ts';
 
@@ -87,8 +88,9 @@ export class MikroOrmSessionAdapter implements Adapter {
   // session's refresh token may still renew it, so nothing is written. Logout revokes through sessions.ts.
   async deleteSession(): Promise<void> {}
 
+  // lucia's invalidateUserSessions (not called by this service): a revocation like any other, with its events.
   async deleteUserSessions(userId: string): Promise<void> {
-    await store.revokeUserSessions(this.em, userId, 'revoked', this.clock.now());
+    await this.em.transactional((tx) => endUserSessions(tx, userId, 'revoked', { username: null }, this.clock.now()));
   }
 
   async deleteExpiredSessions(): Promise<void> {

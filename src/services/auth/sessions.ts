@@ -9,10 +9,11 @@ import { ApiError } from '../../errors.ts';
 import { summariseGrants } from '../users/grants.ts';
 import { lockUser } from '../users/store.ts';
 import { MikroOrmSessionAdapter } from './luciaAdapter.ts';
+import { endSession, endUserSessions, evictSessionsBeyond, type EndedBy, type RevokeReason } from './sessionEnds.ts';
 import * as store from './store.ts';
 import { newToken, sha256 } from './tokens.ts';
 
-export type { RevokeReason } from './store.ts';
+export type { EndedBy, RevokeReason } from './sessionEnds.ts';
 
 export const ABSOLUTE_SESSION_LIFETIME_S = 30 * 24 * 3600;
 const LAST_ACTIVE_RESOLUTION_MS = 60_000;
@@ -51,8 +52,8 @@ export async function issueSession(
   const now = clock.now();
   // Serialises a user's concurrent sign-ins, so the cap holds: each one sees the sessions the others made.
   await lockUser(em, userId);
-  // Make room under the per-user cap: the oldest live sessions go first.
-  await store.evictSessionsBeyond(em, userId, config.maxSessionsPerUser - 1, now);
+  // Make room under the per-user cap: the oldest live sessions go first (each with its session.revoked event).
+  await evictSessionsBeyond(em, userId, config.maxSessionsPerUser - 1, now);
   const accessToken = newToken(32);
   const refreshToken = newToken(32);
   const sessionId = randomUUID();
@@ -111,7 +112,8 @@ export async function rotateSession(
     const session = await store.lockSession(tx, refresh.sessionId);
     if (!session) return { kind: 'unknown' as const };
     if (refresh.usedAt !== null) {
-      await store.revokeSession(tx, session.id, 'refresh_reuse', now);
+      // Nobody can tell who replayed the token: the system ends the session (actor null).
+      await endSession(tx, session.id, 'refresh_replayed', { username: null }, now);
       return { kind: 'replay' as const };
     }
     if (session.revokedAt !== null) return { kind: 'revoked' as const };
@@ -132,19 +134,20 @@ export async function rotateSession(
   }
 }
 
-/** Revokes one session by its public id; returns whether a live one was revoked. */
-export async function revokeSession({ em, clock }: { em: EntityManager; clock: Clock }, sessionId: string, reason: store.RevokeReason): Promise<boolean> {
-  return store.revokeSession(em, sessionId, reason, clock.now());
+/** Revokes one session by its public id, recording its session.revoked event; returns whether a live one was revoked. Call inside a transaction. */
+export async function revokeSession({ em, clock }: { em: EntityManager; clock: Clock }, sessionId: string, reason: RevokeReason, by: EndedBy): Promise<boolean> {
+  return endSession(em, sessionId, reason, by, clock.now());
 }
 
-/** Revokes every live session of a user, optionally keeping one (the caller's own). */
+/** Revokes every live session of a user, optionally keeping one (the caller's own), one event each. Call inside a transaction. */
 export async function revokeUserSessions(
   { em, clock }: { em: EntityManager; clock: Clock },
   userId: string,
-  reason: store.RevokeReason,
+  reason: RevokeReason,
+  by: EndedBy,
   keepSessionId?: string,
 ): Promise<number> {
-  return store.revokeUserSessions(em, userId, reason, clock.now(), keepSessionId);
+  return endUserSessions(em, userId, reason, by, clock.now(), keepSessionId);
 }
 
 /**
@@ -167,8 +170,11 @@ export async function revokeHeldSession(
     const id = await store.findSessionIdByRefreshTokenHash(em, sha256(held.refreshToken));
     if (id !== undefined) sessionIds.add(id);
   }
+  if (sessionIds.size === 0) return;
   // Not lucia's invalidateSession: the adapter's deleteSession is also lucia's expiry hook, which must not revoke.
-  for (const id of sessionIds) await store.revokeSession(em, id, 'logout', clock.now());
+  await em.transactional(async (tx) => {
+    for (const id of sessionIds) await endSession(tx, id, 'logout', 'owner', clock.now());
+  });
 }
 
 /**

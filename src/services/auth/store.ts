@@ -1,12 +1,21 @@
 // The sessions, refresh_tokens and ws_tickets tables: the only module that reads or writes them.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, type CompiledQuery, type InferResult, type Insertable } from 'kysely';
+import { sql, type CompiledQuery, type ExpressionBuilder, type InferResult, type Insertable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
 
 export type StoredSession = Stored<'sessions'>;
 
-export type RevokeReason = 'logout' | 'revoked' | 'evicted' | 'password_change' | 'user_deleted' | 'refresh_reuse';
+/**
+ * Why a session was revoked, stored in `revoked_reason` under the same names `session.revoked` events
+ * publish (CONTRACT §4.8), so nothing translates between the two. Rows written before the rename were
+ * migrated (Migration20261123222724_session_end_reasons).
+ */
+export const SESSION_END_REASONS = ['logout', 'revoked', 'password_changed', 'evicted', 'refresh_replayed', 'user_deleted'] as const;
+export type RevokeReason = (typeof SESSION_END_REASONS)[number];
+
+/** A session a revocation ended: whom its event goes to, and the owner's name (null once the user is deleted). */
+export type EndedSession = { id: string; userId: string; username: string | null };
 
 /**
  * Sessions created by a login may be committed without waiting for the WAL flush: an operating-system
@@ -76,9 +85,17 @@ export async function touchSession(em: EntityManager, id: string, now: Date): Pr
   await kysely(em).updateTable('sessions').set({ lastActiveAt: now }).where('id', '=', id).execute();
 }
 
-/** Revokes the user's live sessions beyond the newest `keep` (the per-user cap makes room for one more). */
-export async function evictSessionsBeyond(em: EntityManager, userId: string, keep: number, now: Date): Promise<void> {
-  await kysely(em)
+/**
+ * The owner's name beside each revoked session. Unaliased table and a subquery rather than a join: MikroORM's
+ * Kysely plugin does not map property names behind an alias of an UPDATE's table, and a deleted user's
+ * sessions must still be revoked (no row to join).
+ */
+const ownerName = (eb: ExpressionBuilder<DB, 'sessions'>) =>
+  eb.selectFrom('users').select('users.username').whereRef('users.id', '=', 'sessions.userId').as('username');
+
+/** Revokes the user's live sessions beyond the newest `keep` (the per-user cap makes room for one more); returns them. */
+export async function evictSessionsBeyond(em: EntityManager, userId: string, keep: number, now: Date): Promise<EndedSession[]> {
+  return kysely(em)
     .updateTable('sessions')
     .set({ revokedAt: now, revokedReason: 'evicted' })
     .where('id', 'in', (eb) =>
@@ -92,26 +109,28 @@ export async function evictSessionsBeyond(em: EntityManager, userId: string, kee
         .orderBy('id', 'desc')
         .offset(keep),
     )
+    .returning(['sessions.id', 'sessions.userId', ownerName])
     .execute();
 }
 
-/** Revokes one session unless it already is; returns whether it was live. */
-export async function revokeSession(em: EntityManager, id: string, reason: RevokeReason, now: Date): Promise<boolean> {
-  const result = await kysely(em)
+/** Revokes one session unless it already is; returns it when it was live. */
+export async function revokeSession(em: EntityManager, id: string, reason: RevokeReason, now: Date): Promise<EndedSession | undefined> {
+  return kysely(em)
     .updateTable('sessions')
     .set({ revokedAt: now, revokedReason: reason })
     .where('id', '=', id)
     .where('revokedAt', 'is', null)
+    .returning(['sessions.id', 'sessions.userId', ownerName])
     .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
 }
 
-/** Revokes every unrevoked session of a user, optionally keeping one; returns how many. */
-export async function revokeUserSessions(em: EntityManager, userId: string, reason: RevokeReason, now: Date, keepSessionId?: string): Promise<number> {
+/** Revokes every unrevoked session of a user, optionally keeping one; returns those it revoked, in id order. */
+export async function revokeUserSessions(em: EntityManager, userId: string, reason: RevokeReason, now: Date, keepSessionId?: string): Promise<EndedSession[]> {
   let query = kysely(em).updateTable('sessions').set({ revokedAt: now, revokedReason: reason }).where('userId', '=', userId).where('revokedAt', 'is', null);
   if (keepSessionId !== undefined) query = query.where('id', '<>', keepSessionId);
-  const result = await query.executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  const ended = await query.returning(['sessions.id', 'sessions.userId', ownerName]).execute();
+  // UPDATE … RETURNING has no order; the events follow a stable one.
+  return ended.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /** The session whose current access token has this hash, in whatever state (expired, revoked). */

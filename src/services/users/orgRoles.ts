@@ -1,7 +1,9 @@
 // Granting and revoking organization roles, under the user's row lock and the last-owner rule.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Clock } from '../../context/deps.ts';
+import type { Actor } from '../../context/index.ts';
 import { ApiError } from '../../errors.ts';
+import { recordEvent } from '../../events/record.ts';
 import type { UserResponse } from '../../routers/users/schemas.ts';
 import { assertIfMatch } from '../etag.ts';
 import { assertNotLastOwner, normaliseDepartments, type OrgRole } from './grants.ts';
@@ -15,7 +17,7 @@ export type GrantOrgRoleInput = {
   ifMatch?: string | undefined;
 };
 
-export async function grantOrgRole({ em, clock }: { em: EntityManager; clock: Clock }, input: GrantOrgRoleInput): Promise<UserResponse> {
+export async function grantOrgRole({ em, clock, actor }: { em: EntityManager; clock: Clock; actor: Actor }, input: GrantOrgRoleInput): Promise<UserResponse> {
   const departments = normaliseDepartments(input.role, input.scoped_departments);
   return em.transactional(async (tx) => {
     const current = await lockUserResponse(tx, input.user_id);
@@ -25,18 +27,23 @@ export async function grantOrgRole({ em, clock }: { em: EntityManager; clock: Cl
     const now = clock.now();
     await store.insertGrant(tx, { userId: input.user_id, role: input.role, scopedDepartments: departments, createdAt: now });
     await store.touchUser(tx, input.user_id, now);
-    return lockUserResponse(tx, input.user_id);
+    const updated = await lockUserResponse(tx, input.user_id);
+    await recordEvent(tx, { type: 'user.updated', actor: actor.username, at: now, data: updated });
+    return updated;
   });
 }
 
 export type RevokeOrgRoleInput = { user_id: string; role: OrgRole; ifMatch?: string | undefined };
 
-export async function revokeOrgRole({ em, clock }: { em: EntityManager; clock: Clock }, input: RevokeOrgRoleInput): Promise<void> {
+export async function revokeOrgRole({ em, clock, actor }: { em: EntityManager; clock: Clock; actor: Actor }, input: RevokeOrgRoleInput): Promise<void> {
   await em.transactional(async (tx) => {
     const current = await lockUserResponse(tx, input.user_id);
     assertIfMatch(input.ifMatch, current);
     if (input.role === 'owner') assertNotLastOwner(await store.lockOwners(tx), input.user_id, 'cannot revoke the last owner');
     if (!(await store.deleteGrant(tx, input.user_id, input.role))) throw ApiError.notFound(`the user does not hold the org role ${input.role}`);
-    await store.touchUser(tx, input.user_id, clock.now());
+    const now = clock.now();
+    await store.touchUser(tx, input.user_id, now);
+    // The endpoint answers 204; the event carries the user as GET /users/{id} now returns it.
+    await recordEvent(tx, { type: 'user.updated', actor: actor.username, at: now, data: await lockUserResponse(tx, input.user_id) });
   });
 }

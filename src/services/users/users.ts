@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Clock } from '../../context/deps.ts';
 import type { Actor } from '../../context/index.ts';
 import { ApiError } from '../../errors.ts';
+import { recordEvent } from '../../events/record.ts';
 import type { ListUsersInput, UserResponse } from '../../routers/users/schemas.ts';
 import { createAccount } from '../auth/accounts.ts';
 import type { Role } from '../auth/roles.ts';
@@ -78,29 +79,36 @@ export async function getUser({ em }: { em: EntityManager }, input: { user_id: s
 }
 
 export async function createUser(
-  { em, clock }: { em: EntityManager; clock: Clock },
+  { em, clock, actor }: { em: EntityManager; clock: Clock; actor: Actor },
   input: { username: string; password: string; role: Role },
 ): Promise<UserResponse> {
   // A CEO is calling, so one exists; the partial unique index would refuse a second one anyway.
   if (input.role === 'ceo') throw ApiError.conflict('there is already a CEO; a second one cannot be created');
-  // The username_key unique index decides duplicates (409/4001 through errors.ts), so a concurrent one loses in the database.
-  const user = await createAccount({ em, clock }, { ...input, mustChangePassword: true });
-  return toUserResponse({ ...user, grants: [] });
+  return em.transactional(async (tx) => {
+    // The username_key unique index decides duplicates (409/4001 through errors.ts), so a concurrent one loses in the database.
+    const user = await createAccount({ em: tx, clock }, { ...input, mustChangePassword: true });
+    const created = toUserResponse({ ...user, grants: [] });
+    await recordEvent(tx, { type: 'user.created', actor: actor.username, at: user.createdAt, data: created });
+    return created;
+  });
 }
 
 export async function updateUserRole(
-  { em, clock }: { em: EntityManager; clock: Clock },
+  { em, clock, actor }: { em: EntityManager; clock: Clock; actor: Actor },
   input: { user_id: string; role: Role; ifMatch?: string | undefined },
 ): Promise<UserResponse> {
   return em.transactional(async (tx) => {
     const current = await lockUserResponse(tx, input.user_id);
     assertIfMatch(input.ifMatch, current);
-    // Setting the role a user already has changes nothing, so it is not a conflict and bumps no timestamp.
+    // Setting the role a user already has changes nothing, so it is not a conflict, bumps no timestamp and records no event.
     if (current.role === input.role) return current;
     if (current.role === 'ceo') throw ApiError.conflict("the CEO's role cannot be changed");
     if (input.role === 'ceo') throw ApiError.conflict('there is already a CEO; a second one cannot be made');
-    await store.setUserRole(tx, input.user_id, input.role, clock.now());
-    return lockUserResponse(tx, input.user_id);
+    const now = clock.now();
+    await store.setUserRole(tx, input.user_id, input.role, now);
+    const updated = await lockUserResponse(tx, input.user_id);
+    await recordEvent(tx, { type: 'user.updated', actor: actor.username, at: now, data: updated });
+    return updated;
   });
 }
 
@@ -115,7 +123,9 @@ export async function deleteUser(
     if (current.role === 'ceo') throw ApiError.conflict('the CEO cannot be deleted');
     if (current.org_roles.includes('owner')) assertNotLastOwner(await store.lockOwners(tx), current.id, 'cannot delete the last owner');
     await store.deleteUser(tx, current.id);
+    // user.deleted first, then one session.revoked per session the deletion ended (their order in the outbox).
+    await recordEvent(tx, { type: 'user.deleted', actor: actor.username, at: clock.now(), data: { id: current.id, username: current.username } });
     // Same transaction: the deletion and the end of every session of the user commit together.
-    await revokeUserSessions({ em: tx, clock }, current.id, 'user_deleted');
+    await revokeUserSessions({ em: tx, clock }, current.id, 'user_deleted', { username: actor.username });
   });
 }
