@@ -4,6 +4,7 @@ import type { Browser, Page, Request } from 'playwright-core';
 import { build, type Rolldown } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFRESH_COOKIE_PATH } from '../src/routers/auth/cookies.ts';
+import { revokeSession } from '../src/services/auth/sessions.ts';
 import { launchChromium, signedInContext, startServedService, type ServedService } from './helpers/browser.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
 
@@ -169,5 +170,39 @@ describe('createClient in Chromium', () => {
     expect(await page.evaluate<number>('harness.sessionsLost()')).toBe(0);
   });
 
-  it.todo('events.subscribe streams over Server-Sent Events through httpSubscriptionLink (the procedure comes with issue 13)');
+  type Feed = { started: number; events: { id: string; type: string; dataId: string | null }[]; errors: { status: number | null; code: number | null }[] };
+  const feed = (page: Page) => page.evaluate<Feed>('harness.feed()');
+
+  it('events.subscribe streams tracked events over Server-Sent Events (httpSubscriptionLink, an EventSource with the cookies)', async () => {
+    const { page, calls } = await open(await createUser(svc));
+    await page.evaluate('harness.follow(["approvals"])');
+    await expect.poll(async () => (await feed(page)).started).toBe(1);
+    const manager = await createUser(svc, { role: 'manager' });
+    const created = await manager.caller.approvals.create({ action_type: 'deploy:live', title: 'Live', description: 'Over SSE', risk_level: 'low' });
+    await expect.poll(async () => (await feed(page)).events).toEqual([{ id: expect.stringMatching(/^\d+$/), type: 'approval.created', dataId: created.id }]);
+    const stream = calls.find((c) => c.url().includes('events.subscribe'))!;
+    expect(stream.resourceType()).toBe('eventsource');
+    expect(JSON.parse(new URL(stream.url()).searchParams.get('input') ?? '')).toEqual({ channels: ['approvals'] });
+    expect((await feed(page)).errors).toEqual([]);
+  });
+
+  it('a subscription refused for want of a session is refreshed once and sent again; a revoked one is reported lost (401/1002)', async () => {
+    const user = await createUser(svc);
+    const { page, calls } = await open(user);
+    // The access cookie expired (the browser dropped it); the refresh token is still good.
+    await page.context().clearCookies({ name: 'session' });
+    await page.evaluate('harness.follow(["approvals"])');
+    await expect.poll(async () => (await feed(page)).started).toBe(2);
+    const manager = await createUser(svc, { role: 'manager' });
+    const created = await manager.caller.approvals.create({ action_type: 'deploy:live', title: 'After refresh', description: 'Resumed', risk_level: 'low' });
+    await expect.poll(async () => (await feed(page)).events.map((e) => e.dataId)).toEqual([created.id]);
+    expect(calls.filter((c) => c.url().includes('auth.refresh'))).toHaveLength(1);
+    expect(await page.evaluate<number>('harness.sessionsLost()')).toBe(0);
+    expect((await feed(page)).errors).toEqual([]);
+
+    // Revoked (the session id survives the refresh): the stream ends with 401/1002, the refresh fails, the loss is reported once.
+    await svc.deps.orm.em.fork().transactional((tx) => revokeSession({ em: tx, clock: svc.deps.clock }, user.sessionId, 'revoked'));
+    await expect.poll(async () => (await feed(page)).errors).toEqual([{ status: 401, code: 1002 }]);
+    expect(await page.evaluate<number>('harness.sessionsLost()')).toBe(1);
+  });
 });

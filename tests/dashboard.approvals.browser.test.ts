@@ -43,10 +43,12 @@ const tagged = (action: string) => `t${randomBytes(3).toString('hex')}:${action}
 type Request = { title: string; action_type: string; risk_level?: 'low' | 'medium' | 'high' | 'critical'; ttl_seconds?: number; task_id?: string };
 const request = (by: TestUser, r: Request) => by.caller.approvals.create({ description: `Why: ${r.title}`, risk_level: 'medium', ...r });
 
-async function open(user: TestUser, path: string, width?: number): Promise<{ page: Page; errors: string[] }> {
+async function open(user: TestUser, path: string, width?: number, opts: { liveStalled?: boolean } = {}): Promise<{ page: Page; errors: string[] }> {
   const page = await (await signedInContext(browser, svc.origin, user, width === undefined ? {} : { width })).newPage();
   page.setDefaultTimeout(15_000);
   const { errors } = watchProblems(page);
+  // The stream of live updates is left unanswered: the page knows only what it read (a stalled connection).
+  if (opts.liveStalled) await page.route('**/api/trpc/events.subscribe?**', () => undefined);
   await page.goto(`${svc.origin}${path}`);
   await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).not.toBeNull();
   return { page, errors };
@@ -129,7 +131,8 @@ describe('the approvals queue', () => {
     async () => {
       const action = tagged('reject');
       const created = await request(manager, { title: 'Drop table', action_type: action, risk_level: 'critical' });
-      const { page, errors } = await open(board, `/approvals?action=${encodeURIComponent(action)}`);
+      // Live updates would take the decided request away before the click; here they are held up, so the click loses the race.
+      const { page, errors } = await open(board, `/approvals?action=${encodeURIComponent(action)}`, undefined, { liveStalled: true });
       const target = card(page, 'Drop table');
       await target.getByRole('button', { name: 'Reject…' }).click();
       await target.getByRole('button', { name: 'Reject', exact: true }).click();
@@ -208,6 +211,7 @@ describe('the approvals queue', () => {
         const { page, errors } = await open(board, `/approvals?action=${encodeURIComponent(action)}`, width);
         await expect.poll(() => titles(page)).toHaveLength(3);
         await card(page, 'Deploy the billing service').getByRole('button', { name: 'Reject…' }).click();
+        await expect.poll(() => page.locator('.live').textContent()).toBe('Live');
         expect(await horizontalOverflow(page), `width ${String(width)}`).toBe(0);
         const violations = await seriousViolations(page);
         expect(violations, describeViolations(violations)).toEqual([]);

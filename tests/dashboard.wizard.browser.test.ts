@@ -58,6 +58,7 @@ describe('the setup wizard', () => {
       await expect.poll(() => cards.count()).toBe(6);
       const roster = await agents();
       await a11y('roster');
+      await expect.poll(() => page.locator('.live').textContent()).toBe('Live');
       await snap(page, 'dashboard-wizard');
 
       // 3a. Rename

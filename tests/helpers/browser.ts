@@ -19,7 +19,7 @@ export type ServedService = TestService & { origin: string };
 
 /**
  * The real service on a fresh database, listening on a free local port (the browser needs a real socket).
- * Its close() also cuts the browser's connections: Chromium keeps sockets open (keep-alive, preconnects)
+ * Its close() waits briefly for the live-event streams of closed pages to end, and cuts the browser's connections: Chromium keeps sockets open (keep-alive, preconnects)
  * that would otherwise hold the server's close until they time out.
  */
 export async function startServedService(opts: Parameters<typeof startTestService>[0] = {}): Promise<ServedService> {
@@ -30,6 +30,9 @@ export async function startServedService(opts: Parameters<typeof startTestServic
       ...svc,
       origin,
       async close() {
+        // Pages follow live events: let the streams of closed pages end first (bounded), so that shutting
+        // down does not race a stream that is still being opened.
+        for (const until = Date.now() + 5000; svc.deps.events.openStreams > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
         const closing = svc.close();
         svc.app.server.closeAllConnections();
         await closing;

@@ -2,6 +2,8 @@
 import { QueryClientProvider, useQuery } from '@tanstack/preact-query';
 import { useEffect } from 'preact/hooks';
 import type { RouterOutputs } from '../../src/client/index.ts';
+import { useLiveEvents } from './api/live.ts';
+import { channelsFor } from './api/liveEvents.ts';
 import { queries } from './api/queries.ts';
 import { queryClient } from './api/queryClient.ts';
 import { preloadApiSchemas } from './api/validation.ts';
@@ -33,6 +35,9 @@ function Shell() {
   // Asked together with the status (one batched request), not after it: the first page is one round trip sooner.
   const me = useQuery(queries.me());
   const where = resolve(path, search, status.data, me.data);
+  const signedIn = me.data && !me.data.must_change_password ? me.data : null;
+  // Live updates for what the page shows; a user who must change the password first may follow nothing.
+  const live = useLiveEvents(signedIn?.id ?? null, channelsFor(where.kind === 'page' ? where.page : 'not-found'));
   useEffect(() => {
     if (where.kind === 'redirect') navigate(where.to, { replace: true });
   }, [where.kind === 'redirect' ? where.to : null]);
@@ -56,7 +61,7 @@ function Shell() {
   }
   if (where.kind !== 'page') return <Loading what="the dashboard" />;
   return (
-    <Layout me={me.data ?? null}>
+    <Layout me={me.data ?? null} live={signedIn ? live : null}>
       <Page page={where.page} params={where.params} search={search} me={me.data ?? null} />
     </Layout>
   );

@@ -1,5 +1,6 @@
-// The frame of every signed-in page: skip link, navigation, who is signed in, sign out.
+// The frame of every signed-in page: skip link, navigation, whether changes arrive live, who is signed in, sign out.
 import type { ComponentChildren } from 'preact';
+import type { FeedState } from '../api/liveEvents.ts';
 import { useSubmit } from '../api/useSubmit.ts';
 import { signedOut, trpc } from '../api/trpc.ts';
 import { label } from '../lib/format.ts';
@@ -16,7 +17,13 @@ const NAV: ReadonlyArray<{ href: string; text: string; ceoOnly?: boolean }> = [
   { href: '/status', text: 'Status' },
 ];
 
-export function Layout({ me, children }: { me: Me | null; children: ComponentChildren }) {
+const LIVE: Record<Exclude<FeedState, 'off'>, { text: string; title: string }> = {
+  connecting: { text: 'Connecting…', title: 'Connecting to live updates' },
+  live: { text: 'Live', title: 'Changes made elsewhere appear here as they happen' },
+  reconnecting: { text: 'Reconnecting…', title: 'Live updates are interrupted; changes made meanwhile will follow' },
+};
+
+export function Layout({ me, live = null, children }: { me: Me | null; live?: FeedState | null; children: ComponentChildren }) {
   const { path } = useLocation();
   const logout = useSubmit({
     mutationFn: () => trpc.auth.logout.mutate(),
@@ -49,6 +56,11 @@ export function Layout({ me, children }: { me: Me | null; children: ComponentChi
           ) : null}
           {me ? (
             <div class="who">
+              {live !== null && live !== 'off' ? (
+                <span class={`live live-${live}`} title={LIVE[live].title}>
+                  {LIVE[live].text}
+                </span>
+              ) : null}
               <span>
                 <span class="who-name">{me.username}</span> <span class="who-role">({label(me.role)})</span>
               </span>
