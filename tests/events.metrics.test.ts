@@ -79,7 +79,7 @@ describe('agent_org_event_streams_open', () => {
     const revoked = await subscribed(user, ['users']);
     const noisy = await TestSocket.open(base, await createUser(svc));
     expect(await metric(OPEN)).toBe(2);
-    await svc.deps.orm.em.fork().transactional((tx) => revokeSession({ em: tx, clock: svc.deps.clock }, user.sessionId, 'revoked'));
+    await svc.deps.orm.em.fork().transactional((tx) => revokeSession({ em: tx, clock: svc.deps.clock }, user.sessionId, 'revoked', { username: null }));
     expect((await revoked.closed).code).toBe(4001);
     await until(async () => (await metric(OPEN)) === 1, 3000, 'the revoked socket to leave the gauge');
     for (let i = 0; i < 10; i++) noisy.send('{');
