@@ -201,7 +201,7 @@ describe('createClient in Chromium', () => {
     expect((await feed(page)).errors).toEqual([]);
 
     // Revoked (the session id survives the refresh): the stream ends with 401/1002, the refresh fails, the loss is reported once.
-    await svc.deps.orm.em.fork().transactional((tx) => revokeSession({ em: tx, clock: svc.deps.clock }, user.sessionId, 'revoked'));
+    await svc.deps.orm.em.fork().transactional((tx) => revokeSession({ em: tx, clock: svc.deps.clock }, user.sessionId, 'revoked', { username: null }));
     await expect.poll(async () => (await feed(page)).errors).toEqual([{ status: 401, code: 1002 }]);
     expect(await page.evaluate<number>('harness.sessionsLost()')).toBe(1);
   });

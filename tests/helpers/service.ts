@@ -1,4 +1,5 @@
 // Builds the real service on a fresh test database, plus shortcuts for caller and HTTP tests.
+import pg from 'pg';
 import { loadConfig } from '../../src/config.ts';
 import { createContextInner, recordingSink, type Credentials } from '../../src/context/index.ts';
 import type { Clock } from '../../src/context/deps.ts';
@@ -34,9 +35,33 @@ export async function startTestService(
       createCaller(createContextInner({ deps: service.deps, credentials, response: recordingSink(), ip: callerOpts?.ip ?? '127.0.0.1' })),
     async close() {
       await service.close();
-      await database.close();
+      await closeBounded(database, databaseUrl);
     },
   };
+}
+
+/**
+ * Closes the pool, which waits for every checked-out connection. Rarely (a few times in hundreds of
+ * runs, not yet explained) one is never returned after a service with browser pages closed; instead of
+ * hanging the file until its hook timeout, say what the database was doing, cut our connections, and go on.
+ */
+async function closeBounded(database: { close(): Promise<void> }, databaseUrl: string): Promise<void> {
+  const closing = database.close();
+  const late = await Promise.race([closing.then(() => false), new Promise<boolean>((resolve) => setTimeout(resolve, 10_000, true).unref())]);
+  if (!late) return;
+  const admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query(
+      'SELECT pid, state, wait_event_type, wait_event, xact_start, left(query, 300) AS query FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    console.warn(`closing the pool waited 10 s for connections still in use: ${JSON.stringify(rows)}`);
+    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+  } finally {
+    await admin.end();
+  }
+  // A holder blocked in a query now fails and returns its connection; one waiting on something else would not.
+  await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
 }
 
 /** A clock at real time plus whole seconds added by `tick()`, so "updated_at changed" never depends on two calls landing in different milliseconds. */
