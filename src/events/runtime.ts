@@ -7,7 +7,7 @@ import type { Clock } from '../context/deps.ts';
 import { ApiError } from '../errors.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import type { Role } from '../services/auth/roles.ts';
-import { sha256 } from '../services/auth/tokens.ts';
+import { redeemTicket, ticketIsRedeemable } from '../services/auth/wsTickets.ts';
 import type { Viewer } from './access.ts';
 import { EventHub } from './hub.ts';
 import { NotificationListener } from './listener.ts';
@@ -15,12 +15,10 @@ import { recordedEventsIn } from './record.ts';
 import {
   publishEvents,
   purgeEventsBefore,
-  redeemTicket,
   registerStream,
   removeInstanceStreams,
   removeStaleStreams,
   sessionStates,
-  ticketIsRedeemable,
   touchStreams,
   unregisterStreams,
 } from './store.ts';
@@ -186,7 +184,7 @@ export class EventsRuntime {
   async admitTicket(em: EntityManager, ticket: string): Promise<Admission> {
     return em.transactional(async (tx) => {
       const now = this.deps.clock.now();
-      const holder = await redeemTicket(tx, sha256(ticket), now);
+      const holder = await redeemTicket({ em: tx, clock: this.deps.clock }, ticket);
       if (!holder) throw ApiError.unauthorized('invalid, expired or already used ticket');
       const viewer: Viewer = { userId: holder.userId, sessionId: holder.sessionId, role: holder.role, mustChangePassword: holder.mustChangePassword, deleted: false };
       return { streamId: await this.takeSlot(tx, viewer, now), viewer, username: holder.username };
@@ -195,7 +193,7 @@ export class EventsRuntime {
 
   /** Whether a ticket would be admitted, without using it (for requests that are not upgrades). */
   async ticketIsRedeemable(em: EntityManager, ticket: string): Promise<boolean> {
-    return ticketIsRedeemable(em, sha256(ticket), this.deps.clock.now());
+    return ticketIsRedeemable({ em, clock: this.deps.clock }, ticket);
   }
 
   /** Takes a stream slot for an authenticated session (the tRPC subscription). */

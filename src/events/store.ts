@@ -1,4 +1,4 @@
-// The events area's one store: the outbox, its retention mark, WebSocket ticket redemption and the open-stream registry.
+// The events area's one store: the outbox, its retention mark and the open-stream registry (tickets are the auth store's).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { NotNull } from 'kysely';
 import { EventsPublish } from '../db/entities/Event.ts';
@@ -96,49 +96,6 @@ export async function purgeEventsBefore(em: EntityManager, cutoff: Date): Promis
       .execute();
     return Number(deleted.numDeletedRows);
   });
-}
-
-/** Who a redeemed ticket lets in: the session it was issued to and that user's current authorization. */
-export type TicketHolder = { userId: string; sessionId: string; username: string; role: Role; mustChangePassword: boolean };
-
-/**
- * Redeems a WebSocket ticket exactly once, on any instance: one conditional UPDATE, so of concurrent
- * redemptions exactly one gets the row. Null when unknown, expired, used, or its session has ended.
- */
-export async function redeemTicket(em: EntityManager, ticketHash: string, now: Date): Promise<TicketHolder | null> {
-  // Unaliased: MikroORM's Kysely plugin does not map property names behind an alias of an UPDATE's table.
-  const row = await kysely(em)
-    .updateTable('ws_tickets')
-    .from(['sessions', 'users'])
-    .set({ redeemedAt: now })
-    .where('ws_tickets.ticketHash', '=', ticketHash)
-    .where('ws_tickets.redeemedAt', 'is', null)
-    .where('ws_tickets.expiresAt', '>', now)
-    .whereRef('sessions.id', '=', 'ws_tickets.sessionId')
-    .where('sessions.revokedAt', 'is', null)
-    .whereRef('users.id', '=', 'ws_tickets.userId')
-    .returning(['ws_tickets.userId', 'ws_tickets.sessionId', 'users.username', 'users.role', 'users.mustChangePassword'])
-    .executeTakeFirst();
-  return row ? holder(row) : null;
-}
-
-/** The same conditions as redeemTicket without using the ticket (for a request that is not an upgrade). */
-export async function ticketIsRedeemable(em: EntityManager, ticketHash: string, now: Date): Promise<boolean> {
-  const row = await kysely(em)
-    .selectFrom('ws_tickets as t')
-    .innerJoin('sessions as s', 's.id', 't.sessionId')
-    .select('t.ticketHash')
-    .where('t.ticketHash', '=', ticketHash)
-    .where('t.redeemedAt', 'is', null)
-    .where('t.expiresAt', '>', now)
-    .where('s.revokedAt', 'is', null)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
-function holder(row: { userId: string; sessionId: string; username: string; role: string; mustChangePassword: boolean }): TicketHolder | null {
-  const { role } = row;
-  return isRole(role) ? { userId: row.userId, sessionId: row.sessionId, username: row.username, role, mustChangePassword: row.mustChangePassword } : null;
 }
 
 export type StreamRecord = { id: string; userId: string; sessionId: string; instanceId: string };

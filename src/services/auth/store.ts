@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql, type CompiledQuery, type ExpressionBuilder, type InferResult, type Insertable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
+import { isRole, type Role } from './roles.ts';
 
 export type StoredSession = Stored<'sessions'>;
 
@@ -230,19 +231,47 @@ export async function insertTicket(em: EntityManager, ticket: Insertable<DB['ws_
   await kysely(em).insertInto('ws_tickets').values(ticket).execute();
 }
 
-/** Marks a ticket redeemed in one compare-and-set statement, only while it is unused, unexpired and its session live. */
-export async function redeemTicket(em: EntityManager, ticketHash: string, now: Date) {
-  return kysely(em)
+/** Who a redeemed ticket lets in: the session it was issued to and that user's current authorization. */
+export type TicketHolder = { userId: string; sessionId: string; username: string; role: Role; mustChangePassword: boolean };
+
+/**
+ * Redeems a WebSocket ticket exactly once, on any instance: one conditional UPDATE, so of concurrent
+ * redemptions exactly one gets the row. Null when unknown, expired, used, or its session has ended.
+ */
+export async function redeemTicket(em: EntityManager, ticketHash: string, now: Date): Promise<TicketHolder | null> {
+  // Unaliased: MikroORM's Kysely plugin does not map property names behind an alias of an UPDATE's table.
+  const row = await kysely(em)
     .updateTable('ws_tickets')
+    .from(['sessions', 'users'])
     .set({ redeemedAt: now })
-    .where('ticketHash', '=', ticketHash)
-    .where('redeemedAt', 'is', null)
-    .where('expiresAt', '>', now)
-    .where((eb) =>
-      eb.exists(eb.selectFrom('sessions as s').select('s.id').whereRef('s.id', '=', 'ws_tickets.sessionId').where('s.revokedAt', 'is', null)),
-    )
-    .returning(['userId', 'sessionId'])
+    .where('ws_tickets.ticketHash', '=', ticketHash)
+    .where('ws_tickets.redeemedAt', 'is', null)
+    .where('ws_tickets.expiresAt', '>', now)
+    .whereRef('sessions.id', '=', 'ws_tickets.sessionId')
+    .where('sessions.revokedAt', 'is', null)
+    .whereRef('users.id', '=', 'ws_tickets.userId')
+    .returning(['ws_tickets.userId', 'ws_tickets.sessionId', 'users.username', 'users.role', 'users.mustChangePassword'])
     .executeTakeFirst();
+  return row ? holder(row) : null;
+}
+
+/** The same conditions as redeemTicket without using the ticket (for a request that is not an upgrade). */
+export async function ticketIsRedeemable(em: EntityManager, ticketHash: string, now: Date): Promise<boolean> {
+  const row = await kysely(em)
+    .selectFrom('ws_tickets as t')
+    .innerJoin('sessions as s', 's.id', 't.sessionId')
+    .select('t.ticketHash')
+    .where('t.ticketHash', '=', ticketHash)
+    .where('t.redeemedAt', 'is', null)
+    .where('t.expiresAt', '>', now)
+    .where('s.revokedAt', 'is', null)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+function holder(row: { userId: string; sessionId: string; username: string; role: string; mustChangePassword: boolean }): TicketHolder | null {
+  const { role } = row;
+  return isRole(role) ? { userId: row.userId, sessionId: row.sessionId, username: row.username, role, mustChangePassword: row.mustChangePassword } : null;
 }
 
 // Housekeeping (src/services/housekeeping): each call deletes at most `limit` rows, so every statement stays

@@ -32,8 +32,17 @@ export async function issueTicket({ em, clock, actor }: { em: EntityManager; clo
   });
 }
 
-/** Redeems a ticket exactly once (any instance); null when unknown, expired, already used, or its session has ended. */
-export async function redeemTicket({ em, clock }: { em: EntityManager; clock: Clock }, ticket: string): Promise<{ userId: string; sessionId: string } | null> {
-  // A logged-out or revoked session must not open a stream with a ticket it obtained just before.
-  return (await store.redeemTicket(em, sha256(ticket), clock.now())) ?? null;
+/**
+ * Redeems a ticket exactly once (any instance): who it lets in, or null when it is unknown, expired,
+ * already used, or its session has ended (a logged-out session must not open a stream with a ticket it
+ * obtained just before). Run it in the transaction that admits the stream, so a refused admission
+ * leaves the ticket unused.
+ */
+export async function redeemTicket({ em, clock }: { em: EntityManager; clock: Clock }, ticket: string): Promise<store.TicketHolder | null> {
+  return store.redeemTicket(em, sha256(ticket), clock.now());
+}
+
+/** Whether `ticket` would be redeemed now, without using it (for a request that is not an upgrade). */
+export async function ticketIsRedeemable({ em, clock }: { em: EntityManager; clock: Clock }, ticket: string): Promise<boolean> {
+  return store.ticketIsRedeemable(em, sha256(ticket), clock.now());
 }
