@@ -95,15 +95,12 @@ function apiErrorsOf<R extends { ok: boolean; error?: TRPCError }>(result: R): R
   return result;
 }
 
-/** A throw before the procedure ran, as tRPC would have wrapped it for the mapping above. */
+/** A throw before the procedure ran: wrapped as tRPC wraps a middleware's throw, then mapped as above. */
 function apiErrorOf(error: unknown): unknown {
-  if (error instanceof ApiError || error instanceof TRPCError) return error instanceof TRPCError ? apiErrorOrSelf(error) : error;
-  return toApiError(new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: error }));
-}
-
-function apiErrorOrSelf(error: TRPCError): unknown {
-  const cause = error.cause;
-  return cause !== undefined && !(cause instanceof TRPCError) && !(cause instanceof z.ZodError) ? toApiError(error) : error;
+  if (error instanceof ApiError) return error;
+  const wrapped = error instanceof TRPCError ? error : new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: error });
+  const cause = wrapped.cause;
+  return cause !== undefined && !(cause instanceof TRPCError) && !(cause instanceof z.ZodError) ? toApiError(wrapped) : wrapped;
 }
 
 /**
