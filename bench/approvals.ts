@@ -1,6 +1,9 @@
-// GET /api/v1/approvals?status=pending over 100,000 approvals (first vs deep page) and approve throughput on distinct approvals.
+// GET /api/v1/approvals?status=pending over 100,000 approvals (first vs deep page, and the first against a raw Fastify + pg
+// route running the service's own list statement and envelope) and approve throughput on distinct approvals.
 // Run by hand: node_modules/.bin/node bench/approvals.ts  (BENCH_DURATION, BENCH_CONNECTIONS override 10 s and 50).
 import fs from 'node:fs/promises';
+import Fastify from 'fastify';
+import pg from 'pg';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -8,8 +11,10 @@ import { z } from 'zod';
 import { kysely } from '../src/db/kysely.ts';
 import { createAccount } from '../src/services/auth/accounts.ts';
 import { listQuery } from '../src/services/approvals/store.ts';
+import { APPROVALS_LIST, effectiveStatus, urgencyOf } from '../src/services/approvals/approvals.ts';
+import { encodeCursor } from '../src/services/pagination.ts';
 import { issueSession } from '../src/services/auth/sessions.ts';
-import { AUTOCANNON_PACKAGE, CONNECTIONS, DURATION_S, load, runAutocannon, startBenchService, tableRow } from './lib.ts';
+import { AUTOCANNON_PACKAGE, CONNECTIONS, DURATION_S, load, ratio, rawUser, runAutocannon, startBenchService, tableRow } from './lib.ts';
 
 const APPROVALS = 100_000;
 const DEEP_ROWS = 50_000;
@@ -40,6 +45,8 @@ autocannon({
 // Rate limits off: one user sending tens of thousands of requests a minute is the point here.
 const bench = await startBenchService({ RATE_LIMITS_ENABLED: 'false' }, { name: 'approvals' });
 const { service } = bench;
+const raw = Fastify();
+const pool = new pg.Pool({ connectionString: service.db.url, max: 20 });
 try {
   const { deps } = service;
   const em = deps.orm.em.fork();
@@ -103,9 +110,53 @@ try {
   const firstPlan = await explain();
   const deepPlan = await explain({ createdAt: position.createdAt, id: position.id });
 
+  // The ceiling: the bearer lookup, then the statement the service runs for the first pending page (store.listQuery,
+  // compiled once; its Date parameters are "now" and are renewed per request), the same response fields and
+  // envelope with a signed cursor, on a plain pg pool with no framework of ours.
+  const statement = listQuery(em, { now: new Date(), status: 'pending', limit: 51 }).compile();
+  raw.get('/approvals', async (req, reply) => {
+    if (!(await rawUser(pool, req.headers.authorization))) return reply.code(401).send({ error: 'unauthorized' });
+    const now = new Date();
+    const { rows } = await pool.query<RawApproval>(statement.sql, statement.parameters.map((p) => (p instanceof Date ? now : p)));
+    const page = rows.slice(0, 50);
+    const last = page.at(-1);
+    return {
+      data: page.map((a) => {
+        const status = effectiveStatus({ status: a.status, expiresAt: a.expires_at }, now);
+        const seconds = a.expires_at === null ? null : status === 'pending' ? Math.max(0, Math.ceil((a.expires_at.getTime() - now.getTime()) / 1000)) : 0;
+        return {
+          id: a.id,
+          action_type: a.action_type,
+          title: a.title,
+          description: a.description,
+          requested_by: a.requested_by,
+          risk_level: a.risk_level,
+          status,
+          created_at: a.created_at.toISOString(),
+          expires_at: a.expires_at?.toISOString() ?? null,
+          decided_at: a.decided_at?.toISOString() ?? null,
+          decided_by: a.decided_by,
+          decision_reason: a.decision_reason,
+          task_id: a.task_id,
+          metadata: a.metadata,
+          seconds_remaining: seconds,
+          urgency_level: urgencyOf(seconds),
+        };
+      }),
+      error: null,
+      error_detail: null,
+      success: true,
+      pagination: { limit: 50, next_cursor: rows.length > 50 && last ? encodeCursor(deps.secret, APPROVALS_LIST, [last.created_at.toISOString(), last.id]) : null, has_more: rows.length > 50 },
+    };
+  });
+  const rawFirst = `${await raw.listen({ port: 0, host: '127.0.0.1' })}/approvals?status=pending&limit=50`;
+  if (PageJson.parse(await (await fetch(rawFirst, { headers })).json()).data.length !== 50) throw new Error('the raw page is not full');
+
   await load(first, { headers, durationS: 3 });
   await load(deep, { headers, durationS: 3 });
+  await load(rawFirst, { headers, durationS: 3 });
   const firstResult = await load(first, { headers });
+  const rawResult = await load(rawFirst, { headers });
   const deepResult = await load(deep, { headers });
 
   // Decisions: distinct pending approvals without a deadline, each approved once.
@@ -145,6 +196,9 @@ try {
     '|---|---:|---:|---:|---:|---:|',
     tableRow('first', firstResult),
     tableRow(`deep (after ${DEEP_ROWS.toLocaleString('en-US')} pending rows)`, deepResult),
+    tableRow('raw Fastify + pg, same statement and envelope (first page)', rawResult),
+    '',
+    `first page / raw throughput ratio: **${ratio(firstResult, rawResult)}** (target ≥ 0.6)`,
     '',
     `deep/first p99 ratio: **${(deepResult.p99 / firstResult.p99).toFixed(2)}**, throughput ratio: **${(deepResult.requestsPerSecond / firstResult.requestsPerSecond).toFixed(2)}**`,
     '',
@@ -164,5 +218,24 @@ try {
   ];
   console.log(out.join('\n'));
 } finally {
+  await raw.close();
+  await pool.end();
   await bench.close();
 }
+
+type RawApproval = {
+  id: string;
+  action_type: string;
+  title: string;
+  description: string | null;
+  requested_by: string;
+  risk_level: string;
+  status: 'pending' | 'approved' | 'rejected' | 'expired';
+  created_at: Date;
+  expires_at: Date | null;
+  decided_at: Date | null;
+  decided_by: string | null;
+  decision_reason: string | null;
+  task_id: string | null;
+  metadata: unknown;
+};

@@ -1,5 +1,6 @@
 // Shared benchmark plumbing: autocannon in its own process, a service on a throwaway embedded database, report lines.
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -127,4 +128,24 @@ export const TABLE_HEAD = '| case | req/s | p50 ms | p99 ms | non-2xx | errors |
 
 export function tableRow(name: string, r: LoadResult): string {
   return `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.non2xx} | ${r.errors} |`;
+}
+
+/**
+ * The raw ceiling's session lookup (bench/auth.ts, users-list.ts, approvals.ts): token → session → user in
+ * one statement on a plain pg pool, the same lookup the service makes for a bearer token.
+ */
+export const RAW_SESSION_LOOKUP =
+  'select u.id, u.username, u.role, u.must_change_password from sessions s join users u on u.id = s.user_id where s.token_hash = $1 and s.revoked_at is null and s.expires_at > now()';
+
+/** The signed-in user of a raw route's request, or null (then the route answers 401). */
+export async function rawUser(pool: { query(text: string, values: unknown[]): Promise<{ rows: unknown[] }> }, authorization: string | undefined): Promise<unknown> {
+  const token = /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
+  if (!token) return null;
+  const { rows } = await pool.query(RAW_SESSION_LOOKUP, [createHash('sha256').update(token).digest('hex')]);
+  return rows[0] ?? null;
+}
+
+/** The fraction `app / ceiling` of two same-run results' throughput. */
+export function ratio(app: LoadResult, ceiling: LoadResult): string {
+  return (app.requestsPerSecond / ceiling.requestsPerSecond).toFixed(2);
 }

@@ -87,20 +87,21 @@ export const createCallerFactory = t.createCallerFactory;
  * ApiErrors here, so createCaller sees the same error the transports send instead of the raw text.
  * Input errors stay as tRPC raised them: the REST facade names their fields where they were sent.
  */
-const apiErrors = t.middleware(async ({ next }) => {
-  const result = await next();
+function apiErrorsOf<R extends { ok: boolean; error?: TRPCError }>(result: R): R {
   if (!result.ok) {
-    const cause = result.error.cause;
-    if (cause !== undefined && !(cause instanceof TRPCError) && !(cause instanceof z.ZodError)) throw toApiError(result.error);
+    const cause = result.error?.cause;
+    if (result.error && cause !== undefined && !(cause instanceof TRPCError) && !(cause instanceof z.ZodError)) throw toApiError(result.error);
   }
   return result;
-});
-const baseProcedure = t.procedure.use(apiErrors);
+}
 
-// Wraps the rest of the call (not just its start) because the in-flight cap holds its slot until it ends.
-const withLimits = t.middleware(({ ctx, meta, path, type, next }) =>
-  applyLimits(ctx, { path, op: meta?.limits?.op, mutation: type === 'mutation' }, () => next()),
-);
+/** A throw before the procedure ran: wrapped as tRPC wraps a middleware's throw, then mapped as above. */
+function apiErrorOf(error: unknown): unknown {
+  if (error instanceof ApiError) return error;
+  const wrapped = error instanceof TRPCError ? error : new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: error });
+  const cause = wrapped.cause;
+  return cause !== undefined && !(cause instanceof TRPCError) && !(cause instanceof z.ZodError) ? toApiError(wrapped) : wrapped;
+}
 
 /**
  * The last step of every tier, so who may call is settled before what was sent is looked at (CONTRACT
@@ -108,46 +109,69 @@ const withLimits = t.middleware(({ ctx, meta, path, type, next }) =>
  * REST facade parses the body — and applies the rules no schema states (inputRules.ts); the procedure's
  * own schema runs right after.
  */
-const checkInput = t.middleware(async ({ meta, getRawInput, next }) => {
+async function checkInput(meta: Meta | undefined, getRawInput: () => Promise<unknown>): Promise<void> {
   if (meta?.ignoresInput !== true) assertAcceptableInput(await getRawInput());
-  return next();
-});
+}
+
+/*
+ * Each tier is ONE middleware: error mapping, authentication, limits (wrapping the rest of the call, not just
+ * its start, because the in-flight cap holds its slot until it ends), the role check and the input rules,
+ * in that order. tRPC copies a call's options twice per middleware level (object spreads), which cost
+ * ~7 % of a healthz request's CPU with four levels (bench/RESULTS.md); one level per tier keeps the order
+ * of the checks and their errors as they were.
+ */
+const anonymousTier = (limited: boolean) =>
+  t.middleware(async ({ ctx, meta, path, type, getRawInput, next }) => {
+    try {
+      const rest = async () => {
+        await checkInput(meta, getRawInput);
+        return next();
+      };
+      return apiErrorsOf(limited ? await applyLimits(ctx, { path, op: meta?.limits?.op, mutation: type === 'mutation' }, rest) : await rest());
+    } catch (error) {
+      throw apiErrorOf(error);
+    }
+  });
+
+/** A signed-in user (cookie or bearer), before the input is looked at. CSRF applies to cookie-authenticated mutations. */
+const signedInTier = (roles: readonly Role[] | null) =>
+  t.middleware(async ({ ctx, type, meta, path, getRawInput, next }) => {
+    try {
+      // ctx.em is read only when a token is there to resolve: requests without one never fork an EntityManager.
+      const resolve = (token: string) => resolveSession({ em: ctx.em, clock: ctx.deps.clock, config: ctx.deps.config }, token);
+      const actor = await authenticate(ctx.credentials, resolve, { mutation: type === 'mutation', secret: ctx.deps.secret }).catch(async (error: unknown) => {
+        if (error instanceof ApiError && error.status === 401) await countFailedAuthentication(ctx, path);
+        throw error;
+      });
+      ctx.trace.userId = actor.userId;
+      requirePasswordChanged(actor, meta?.allowPendingPasswordChange === true);
+      // tRPC merges `{ actor }` into the context it passes on: the same object as `signedIn`.
+      const signedIn = { ...ctx, actor };
+      const result = await applyLimits(signedIn, { path, op: meta?.limits?.op, mutation: type === 'mutation' }, async () => {
+        if (roles) requireRole(actor, roles);
+        await checkInput(meta, getRawInput);
+        return next({ ctx: { actor } });
+      });
+      return apiErrorsOf(result);
+    } catch (error) {
+      throw apiErrorOf(error);
+    }
+  });
 
 /** Anyone; per-operation limits from meta apply, keyed by client IP. */
-export const publicProcedure = baseProcedure.meta({ access: { tier: 'public', authenticated: false, limited: true } }).use(withLimits).use(checkInput);
+export const publicProcedure = t.procedure.meta({ access: { tier: 'public', authenticated: false, limited: true } }).use(anonymousTier(true));
 
 /**
  * Anyone, outside every rate limit: the probes and setup status, which SERVICE-SPEC gives no 429 and
  * orchestrators poll at any rate. Being a tier of its own keeps their hot path free of limiter work.
  */
-export const unlimitedProcedure = baseProcedure.meta({ access: { tier: 'unlimited', authenticated: false, limited: false } }).use(checkInput);
-
-/** A signed-in user (cookie or bearer), before the input is looked at. CSRF applies to cookie-authenticated mutations. */
-const signedInProcedure = baseProcedure
-  .use(async ({ ctx, type, meta, path, next }) => {
-    // ctx.em is read only when a token is there to resolve: requests without one never fork an EntityManager.
-    const resolve = (token: string) => resolveSession({ em: ctx.em, clock: ctx.deps.clock, config: ctx.deps.config }, token);
-    const actor = await authenticate(ctx.credentials, resolve, { mutation: type === 'mutation', secret: ctx.deps.secret }).catch(async (error: unknown) => {
-      if (error instanceof ApiError && error.status === 401) await countFailedAuthentication(ctx, path);
-      throw error;
-    });
-    ctx.trace.userId = actor.userId;
-    requirePasswordChanged(actor, meta?.allowPendingPasswordChange === true);
-    return next({ ctx: { ...ctx, actor } });
-  })
-  .use(withLimits);
+export const unlimitedProcedure = t.procedure.meta({ access: { tier: 'unlimited', authenticated: false, limited: false } }).use(anonymousTier(false));
 
 /** A signed-in user (cookie or bearer); `ctx.actor` is non-null. */
-export const authedProcedure = signedInProcedure.meta({ access: { tier: 'authed', authenticated: true, limited: true } }).use(checkInput);
+export const authedProcedure = t.procedure.meta({ access: { tier: 'authed', authenticated: true, limited: true } }).use(signedInTier(null));
 
 const roleProcedure = (tier: Access['tier'], roles: readonly Role[]) =>
-  signedInProcedure
-    .meta({ access: { tier, authenticated: true, roles, limited: true } })
-    .use(({ ctx, next }) => {
-      requireRole(ctx.actor, roles);
-      return next({ ctx });
-    })
-    .use(checkInput);
+  t.procedure.meta({ access: { tier, authenticated: true, roles, limited: true } }).use(signedInTier(roles));
 
 /** The CEO only: user administration and every setup mutation. */
 export const ceoProcedure = roleProcedure('ceo', ['ceo']);
