@@ -123,11 +123,12 @@ export class EventStream implements Subscriber {
       this.channels = before;
       throw error;
     } finally {
-      const held = this.held;
+      // Null when the stream was closed while the replay ran (close() drops what it held).
+      const held: HubEvent[] | null = this.held;
       this.held = null;
       this.heldBytes = 0;
       // Held events the replay already covered are skipped by id; the rest follow in order.
-      for (const event of held) {
+      for (const event of held ?? []) {
         if (this.closed) break;
         this.deliver(event);
       }
