@@ -1,6 +1,7 @@
 // `npm run bench:events`: fan-out to 1,000 sockets against a bare `ws` broadcast, cross-instance delivery under 200 writes/s,
 // RSS with 1,000 idle sockets, and what recording and publishing cost the outbox's write throughput.
-// The events are recorded with recordEvent (approval.approved): the approval service does not record events yet.
+// The events are recorded with recordEvent (approval.approved) in transactions of their own, as the approval service records
+// them, without the approval's own writes: what is measured is the events path.
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
 import os from 'node:os';
@@ -250,7 +251,7 @@ try {
     '',
     `Load average when the runs ended: ${os.loadavg().map((l) => l.toFixed(1)).join(' / ')} (1/5/15 min; the machine is shared).`,
     '',
-    `Events: \`approval.approved\` recorded with recordEvent in its own transaction (the approval service does not record events yet), ` +
+    `Events: \`approval.approved\` recorded with recordEvent in its own transaction (as the approval service records it, without the approval's own writes), ` +
       `~${String(JSON.stringify(decidedApproval()).length + 130)} bytes per frame. Clients: ${String(SOCKETS)} \`ws\` sockets in one separate process; ` +
       `latency = receive time − the time stamped into the event just before its transaction started (ours) or just before broadcasting (bare ws).`,
     '',
