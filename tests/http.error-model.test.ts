@@ -101,6 +101,16 @@ describe('security headers', () => {
     expect(res.headers['content-security-policy']).toContain("default-src 'none'");
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
   });
+
+  it('leave out the document-only ones on JSON under /api/, which pages keep', async () => {
+    const api = await svc.app.inject({ method: 'GET', url: '/api/v1/healthz' });
+    const page = await svc.app.inject({ method: 'GET', url: '/docs/errors' });
+    for (const name of ['cross-origin-opener-policy', 'origin-agent-cluster', 'x-dns-prefetch-control', 'x-download-options', 'x-permitted-cross-domain-policies', 'x-xss-protection']) {
+      expect(api.headers[name], name).toBeUndefined();
+      expect(page.headers[name], name).toBeDefined();
+    }
+    expect(api.headers['cross-origin-resource-policy']).toBe('same-origin');
+  });
 });
 
 describe('Accept negotiation', () => {

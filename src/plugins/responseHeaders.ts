@@ -14,12 +14,30 @@ export function requestIdOf(req: IncomingMessage): string {
   return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-/** The constant headers of a response to `url`: helmet's set, plus `no-store` under /api/. */
+/**
+ * helmet's headers that only a document (an HTML page a browser renders or a top-level window) acts on:
+ * on a JSON response under /api/ no browser reads them, and each costs header bytes and validation on
+ * every response (healthz: bench/RESULTS.md). The dashboard and /docs keep them. What CONTRACT §2.4 asks
+ * of every response (nosniff, X-Frame-Options, Referrer-Policy, the strict CSP), CORP and HSTS stay.
+ */
+const DOCUMENT_ONLY = new Set([
+  'cross-origin-opener-policy', // the browsing-context group of a top-level document
+  'origin-agent-cluster', // agent-cluster keying of a document
+  'x-dns-prefetch-control', // DNS prefetching of links in a page
+  'x-download-options', // IE8: opening downloaded HTML in the site's context
+  'x-permitted-cross-domain-policies', // Flash/Acrobat policy files
+  'x-xss-protection', // helmet sends "0" to turn off the legacy filter of HTML pages
+]);
+
+/** The constant headers of a response to `url`: helmet's set; under /api/ without DOCUMENT_ONLY, plus `no-store`. */
 export type HeadersFor = (url: string) => Readonly<Record<string, string>>;
 
 export function headersFor(config: Pick<Config, 'cookieSecure'>): HeadersFor {
   const staticHeaders = securityHeaders({ hsts: config.cookieSecure });
-  const apiHeaders = Object.freeze({ ...staticHeaders, 'cache-control': 'no-store' });
+  const apiHeaders = Object.freeze({
+    ...Object.fromEntries(Object.entries(staticHeaders).filter(([name]) => !DOCUMENT_ONLY.has(name))),
+    'cache-control': 'no-store',
+  });
   return (url) => (url.startsWith('/api/') ? apiHeaders : staticHeaders);
 }
 
