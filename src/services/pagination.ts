@@ -1,7 +1,8 @@
 // Keyset pagination: HMAC-signed opaque cursors bound to one list, and the page/limit schemas every list uses.
-import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError } from '../errors.ts';
+import { hmac } from './hmac.ts';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
@@ -31,7 +32,7 @@ const Payload = z.strictObject({ l: z.string(), p: PositionSchema });
 
 export function encodeCursor(secret: Buffer, list: string, position: Position): string {
   const body = Buffer.from(JSON.stringify({ l: list, p: position })).toString('base64url');
-  return `${body}.${sign(secret, body)}`;
+  return `${body}.${hmac(secret, body)}`;
 }
 
 /** Verifies and decodes a cursor of `list`; anything else (tampered, foreign, garbage) is 400/2001. */
@@ -41,7 +42,7 @@ export function decodeCursor(secret: Buffer, list: string, cursor: string): Posi
   if (dot <= 0) throw invalid();
   const body = cursor.slice(0, dot);
   const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
-  const expected = Buffer.from(sign(secret, body), 'base64url');
+  const expected = Buffer.from(hmac(secret, body), 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
   let json: unknown;
   try {
@@ -54,15 +55,6 @@ export function decodeCursor(secret: Buffer, list: string, cursor: string): Posi
   return parsed.data.p;
 }
 
-// createHmac with a Buffer imports it as a key on every call (a few % of a list request's CPU); the
-// KeyObject is made once per secret.
-const keys = new WeakMap<Buffer, KeyObject>();
-
-function sign(secret: Buffer, body: string): string {
-  let key = keys.get(secret);
-  if (!key) keys.set(secret, (key = createSecretKey(secret)));
-  return createHmac('sha256', key).update(body).digest('base64url');
-}
 
 /**
  * Builds a page from rows fetched with `LIMIT limit + 1`: the extra row only tells whether more exist.

@@ -1,5 +1,5 @@
 // CSRF tokens bound to their session (CONTRACT §3.2 rev. 2): OWASP's signed double submit, an HMAC only the server can make.
-import { createHmac } from 'node:crypto';
+import { hmac } from '../hmac.ts';
 import { safeEqual } from './tokens.ts';
 
 /** Which tokens a CSRF token is bound to: the session and the access token it was issued with. */
@@ -14,7 +14,7 @@ export type CsrfBinding = { sessionId: string; accessToken: string };
  */
 export function csrfTokenFor(secret: Buffer, { sessionId, accessToken }: CsrfBinding): string {
   const message = ['csrf_token', sessionId, accessToken].map((field) => `${field.length}!${field}`).join('!');
-  return createHmac('sha256', secret).update(message).digest('base64url');
+  return hmac(secret, message);
 }
 
 /** The issued tokens plus the CSRF token bound to them. */
