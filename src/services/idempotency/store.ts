@@ -19,29 +19,22 @@ export type Claim = {
  * without finishing (lease passed). Returns false when another request holds or has completed it.
  */
 export async function claimKey(em: EntityManager, claim: Claim): Promise<boolean> {
+  // A new claim and a taken-over one leave the row the same: this request's, in flight, no response yet.
+  const fresh = {
+    operation: claim.operation,
+    fingerprint: claim.fingerprint,
+    response: null,
+    createdAt: claim.now,
+    leaseUntil: claim.leaseUntil,
+    expiresAt: claim.expiresAt,
+  };
   const claimed = await kysely(em)
     .insertInto('idempotency_keys')
-    .values({
-      userId: claim.userId,
-      key: claim.key,
-      operation: claim.operation,
-      fingerprint: claim.fingerprint,
-      response: null,
-      createdAt: claim.now,
-      leaseUntil: claim.leaseUntil,
-      expiresAt: claim.expiresAt,
-    })
+    .values({ userId: claim.userId, key: claim.key, ...fresh })
     .onConflict((oc) =>
       oc
         .columns(['userId', 'key'])
-        .doUpdateSet({
-          operation: claim.operation,
-          fingerprint: claim.fingerprint,
-          response: null,
-          createdAt: claim.now,
-          leaseUntil: claim.leaseUntil,
-          expiresAt: claim.expiresAt,
-        })
+        .doUpdateSet(fresh)
         .where((eb) =>
           eb.or([
             eb('idempotency_keys.expiresAt', '<=', claim.now),

@@ -48,13 +48,16 @@ export function Field({ label, error, hint, children }: FieldProps) {
   );
 }
 
-type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'value' | 'onInput' | 'label'> & {
+/** What every labelled text control takes beside its element's own attributes. */
+type TextControlProps = {
   label: string;
   value: string;
   onValue: (value: string) => void;
   error?: string | undefined;
   hint?: ComponentChildren;
 };
+
+type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'value' | 'onInput' | 'label'> & TextControlProps;
 
 export function TextInput({ label, value, onValue, error, hint, ...rest }: InputProps) {
   return (
@@ -73,13 +76,7 @@ export function TextInput({ label, value, onValue, error, hint, ...rest }: Input
   );
 }
 
-type TextAreaProps = Omit<JSX.TextareaHTMLAttributes<HTMLTextAreaElement>, 'value' | 'onInput' | 'label'> & {
-  label: string;
-  value: string;
-  onValue: (value: string) => void;
-  error?: string | undefined;
-  hint?: ComponentChildren;
-};
+type TextAreaProps = Omit<JSX.TextareaHTMLAttributes<HTMLTextAreaElement>, 'value' | 'onInput' | 'label'> & TextControlProps;
 
 export function TextArea({ label, value, onValue, error, hint, ...rest }: TextAreaProps) {
   return (
