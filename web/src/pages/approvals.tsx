@@ -1,8 +1,8 @@
 // The approvals queue: filters, urgency, new requests, and decisions (approve with a comment, reject with a reason).
 import { useInfiniteQuery } from '@tanstack/preact-query';
-import { useRef, useState } from 'preact/hooks';
-import { withIdempotencyKey, type RouterOutputs } from '../../../src/client/index.ts';
-import { useSubmit } from '../api/useSubmit.ts';
+import { useState } from 'preact/hooks';
+import type { RouterInputs, RouterOutputs } from '../../../src/client/index.ts';
+import { useIdempotentSubmit, useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
 import { validate } from '../api/validation.ts';
@@ -12,7 +12,6 @@ import { fromSearch, RISKS, STATUSES, toListFilters, toSearch, type FilterForm }
 import { useNow } from '../lib/clock.ts';
 import { optionalNumber, optionalText, type FieldErrors } from '../lib/forms.ts';
 import { dateTime, label, secondsLeft, timeLeft, URGENCY_TEXT } from '../lib/format.ts';
-import { IdempotencyKeys } from '../lib/idempotency.ts';
 import { describeFailure } from '../lib/problems.ts';
 import { canRequestApprovals, mayDecide } from '../lib/roles.ts';
 import { Link, navigate } from '../router.ts';
@@ -228,18 +227,16 @@ function NewApproval({ onCreated }: { onCreated: (title: string) => void }) {
   const [open, setOpen] = useState(false);
   const [v, setV] = useState(EMPTY);
   const [errors, setErrors] = useState<FieldErrors>({});
-  const keys = useRef(new IdempotencyKeys()).current;
   const set = (field: keyof typeof EMPTY) => (value: string) => setV({ ...v, [field]: value });
-  const create = useSubmit({
-    mutationFn: (input: Parameters<typeof trpc.approvals.create.mutate>[0]) => trpc.approvals.create.mutate(input, withIdempotencyKey(keys.keyFor(input))),
-    onSuccess: async (created) => {
-      keys.settled();
+  const create = useIdempotentSubmit(
+    (input: RouterInputs['approvals']['create'], options) => trpc.approvals.create.mutate(input, options),
+    async (created) => {
       setV(EMPTY);
       setOpen(false);
       onCreated(created.title);
       await invalidateChannel('approvals');
     },
-  });
+  );
   if (!open) {
     return (
       <p>

@@ -1,8 +1,8 @@
 // A task's review stages: the decisions so far, and a form to decide a stage (pass, fail or skip; decisions are final).
 import { useQuery } from '@tanstack/preact-query';
-import { useRef, useState } from 'preact/hooks';
-import { withIdempotencyKey, type RouterInputs } from '../../../src/client/index.ts';
-import { useSubmit } from '../api/useSubmit.ts';
+import { useState } from 'preact/hooks';
+import type { RouterInputs } from '../../../src/client/index.ts';
+import { useIdempotentSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
 import { validate } from '../api/validation.ts';
@@ -10,7 +10,6 @@ import { trpc } from '../api/trpc.ts';
 import { Badge, Failure, Field, Loading, Notice, onSubmitted, PageTitle, Submit, TextArea, TextInput } from '../components/ui.tsx';
 import { optionalText, type FieldErrors } from '../lib/forms.ts';
 import { dateTime, label } from '../lib/format.ts';
-import { IdempotencyKeys } from '../lib/idempotency.ts';
 import { VERDICTS } from '../lib/options.ts';
 import { canDecideStages } from '../lib/roles.ts';
 import { navigate } from '../router.ts';
@@ -79,17 +78,15 @@ function DecideStage({ taskId, onDecided }: { taskId: string; onDecided: (text: 
   const [verdict, setVerdict] = useState<string>('pass');
   const [reason, setReason] = useState('');
   const [errors, setErrors] = useState<FieldErrors>({});
-  const keys = useRef(new IdempotencyKeys()).current;
-  const decide = useSubmit({
-    mutationFn: (input: RouterInputs['reviews']['decideStage']) => trpc.reviews.decideStage.mutate(input, withIdempotencyKey(keys.keyFor(input))),
-    onSuccess: async (decided) => {
-      keys.settled();
+  const decide = useIdempotentSubmit(
+    (input: RouterInputs['reviews']['decideStage'], options) => trpc.reviews.decideStage.mutate(input, options),
+    async (decided) => {
       setStage('');
       setReason('');
       onDecided(`Stage ${decided.stage_name}: ${decided.verdict}.`);
       await invalidateChannel('reviews');
     },
-  });
+  );
   return (
     <form
       class="panel"

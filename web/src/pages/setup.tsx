@@ -1,8 +1,8 @@
 // The setup wizard: name locales, the company (with or without a template), every edit of the agent roster, and completion.
 import { useQuery } from '@tanstack/preact-query';
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { withIdempotencyKey, type RouterInputs, type RouterOutputs } from '../../../src/client/index.ts';
-import { useSubmit } from '../api/useSubmit.ts';
+import { useEffect, useState } from 'preact/hooks';
+import type { RouterInputs, RouterOutputs } from '../../../src/client/index.ts';
+import { useIdempotentSubmit, useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
 import { validate } from '../api/validation.ts';
@@ -10,7 +10,6 @@ import { trpc } from '../api/trpc.ts';
 import { Badge, Failure, Loading, Notice, onSubmitted, PageTitle, Select, Submit, TextArea, TextInput } from '../components/ui.tsx';
 import { optionalNumber, optionalText, type FieldErrors } from '../lib/forms.ts';
 import { label } from '../lib/format.ts';
-import { IdempotencyKeys } from '../lib/idempotency.ts';
 import { modelChoices, splitModel, type ModelChoice } from '../lib/models.ts';
 import { LEVELS } from '../lib/options.ts';
 import { Link, navigate } from '../router.ts';
@@ -346,18 +345,16 @@ function AddAgent({ presets, choices, onAdded }: { presets: readonly Preset[]; c
   const [open, setOpen] = useState(false);
   const [v, setV] = useState(NEW_AGENT);
   const [errors, setErrors] = useState<FieldErrors>({});
-  const keys = useRef(new IdempotencyKeys()).current;
   const set = (field: keyof typeof NEW_AGENT) => (value: string) => setV({ ...v, [field]: value });
-  const add = useSubmit({
-    mutationFn: (input: RouterInputs['setup']['createAgent']) => trpc.setup.createAgent.mutate(input, withIdempotencyKey(keys.keyFor(input))),
-    onSuccess: async (agent) => {
-      keys.settled();
+  const add = useIdempotentSubmit(
+    (input: RouterInputs['setup']['createAgent'], options) => trpc.setup.createAgent.mutate(input, options),
+    async (agent) => {
       setV(NEW_AGENT);
       setOpen(false);
       onAdded(agent.name);
       await invalidateChannel('setup');
     },
-  });
+  );
   if (!open) {
     return (
       <p>

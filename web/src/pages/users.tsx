@@ -1,8 +1,8 @@
 // Users and their organization roles; the CEO's actions (add, change role, delete, grant and revoke org roles) are shown to the CEO only.
 import { useInfiniteQuery } from '@tanstack/preact-query';
-import { useRef, useState } from 'preact/hooks';
-import { withIdempotencyKey, type RouterInputs, type RouterOutputs } from '../../../src/client/index.ts';
-import { useSubmit } from '../api/useSubmit.ts';
+import { useState } from 'preact/hooks';
+import type { RouterInputs, RouterOutputs } from '../../../src/client/index.ts';
+import { useIdempotentSubmit, useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
 import { validate } from '../api/validation.ts';
@@ -10,7 +10,6 @@ import { trpc } from '../api/trpc.ts';
 import { Badge, Failure, Loading, Notice, onSubmitted, PageTitle, Select, Submit, TextInput } from '../components/ui.tsx';
 import type { FieldErrors } from '../lib/forms.ts';
 import { dateTime, label } from '../lib/format.ts';
-import { IdempotencyKeys } from '../lib/idempotency.ts';
 import { ORG_ROLES, ROLES } from '../lib/options.ts';
 import { isCeo } from '../lib/roles.ts';
 
@@ -220,17 +219,15 @@ function NewUser({ onCreated }: { onCreated: (username: string) => void }) {
   const [open, setOpen] = useState(false);
   const [v, setV] = useState(EMPTY);
   const [errors, setErrors] = useState<FieldErrors>({});
-  const keys = useRef(new IdempotencyKeys()).current;
-  const create = useSubmit({
-    mutationFn: (input: RouterInputs['users']['create']) => trpc.users.create.mutate(input, withIdempotencyKey(keys.keyFor(input))),
-    onSuccess: async (user) => {
-      keys.settled();
+  const create = useIdempotentSubmit(
+    (input: RouterInputs['users']['create'], options) => trpc.users.create.mutate(input, options),
+    async (user) => {
       setV(EMPTY);
       setOpen(false);
       onCreated(user.username);
       await invalidateChannel('users');
     },
-  });
+  );
   if (!open) {
     return (
       <p>
