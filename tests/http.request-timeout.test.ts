@@ -16,19 +16,21 @@ afterAll(async () => {
   await svc.close();
 });
 
-/** Writes `head`, then one byte of `trickle` every 200 ms until the server answers or closes; returns what it sent back. */
+/** Writes `head`, then one byte of `slow` every 200 ms until the server answers or closes; returns what it sent back. */
 async function trickle(head: string, slow: string): Promise<{ text: string; elapsedMs: number }> {
   const socket = net.connect(port, '127.0.0.1');
   await once(socket, 'connect');
   let text = '';
   socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
-  socket.on('error', () => {}); // the server may reset while a byte is on its way
-  const closed = once(socket, 'close');
+  // The server may reset while a byte is on its way; 'close' follows 'error', so wait for that (events.once would reject).
+  socket.on('error', () => {});
+  const closed = new Promise((resolve) => socket.once('close', resolve));
   const started = Date.now();
   socket.write(head);
   let i = 0;
   const timer = setInterval(() => {
-    if (!socket.destroyed && i < slow.length) socket.write(slow[i++] ?? '');
+    // Once the answer has begun there is nothing more to learn from writing into a connection being closed.
+    if (!socket.destroyed && text === '' && i < slow.length) socket.write(slow[i++] ?? '');
   }, 200);
   await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 10_000))]);
   clearInterval(timer);
