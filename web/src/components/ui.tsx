@@ -140,6 +140,31 @@ export function Submit({ pending, children, pendingText, class: className, disab
   );
 }
 
+/** A closed create form: the one button that opens it. */
+export function OpenFormButton({ children, onOpen }: { children: ComponentChildren; onOpen: () => void }) {
+  return (
+    <p>
+      <button type="button" onClick={onOpen}>
+        {children}
+      </button>
+    </p>
+  );
+}
+
+/** A form's submit button and a Cancel beside it (both held while the submission is under way). */
+export function FormActions({ pending, pendingText, children, onCancel }: { pending: boolean; pendingText: string; children: ComponentChildren; onCancel: () => void }) {
+  return (
+    <div class="actions">
+      <Submit pending={pending} pendingText={pendingText}>
+        {children}
+      </Submit>
+      <button type="button" onClick={onCancel} disabled={pending}>
+        Cancel
+      </button>
+    </div>
+  );
+}
+
 /** Seconds left until `until` (ms since epoch), ticking once a second; 0 when it has passed. */
 function useCountdown(until: number | null): number {
   const [now, setNow] = useState(() => Date.now());

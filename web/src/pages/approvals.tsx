@@ -2,12 +2,13 @@
 import { useInfiniteQuery } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
 import type { RouterInputs, RouterOutputs } from '../../../src/client/index.ts';
-import { useIdempotentSubmit, useSubmit } from '../api/useSubmit.ts';
+import { useCreateForm } from '../api/useCreateForm.ts';
+import { useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
 import { validate } from '../api/validation.ts';
 import { trpc } from '../api/trpc.ts';
-import { Badge, Failure, Loading, Notice, onSubmitted, PageTitle, Select, Submit, TextArea, TextInput } from '../components/ui.tsx';
+import { Badge, Failure, FormActions, Loading, Notice, onSubmitted, OpenFormButton, PageTitle, Select, Submit, TextArea, TextInput } from '../components/ui.tsx';
 import { fromSearch, RISKS, STATUSES, toListFilters, toSearch, type FilterForm } from '../lib/approvalFilters.ts';
 import { useNow } from '../lib/clock.ts';
 import { optionalNumber, optionalText, type FieldErrors } from '../lib/forms.ts';
@@ -224,28 +225,14 @@ function Decision({ approval, mode, onCancel, onDone, onLostRace }: DecisionProp
 const EMPTY = { action_type: '', title: '', description: '', risk_level: 'medium', ttl_minutes: '', task_id: '' };
 
 function NewApproval({ onCreated }: { onCreated: (title: string) => void }) {
-  const [open, setOpen] = useState(false);
-  const [v, setV] = useState(EMPTY);
-  const [errors, setErrors] = useState<FieldErrors>({});
-  const set = (field: keyof typeof EMPTY) => (value: string) => setV({ ...v, [field]: value });
-  const create = useIdempotentSubmit(
-    (input: RouterInputs['approvals']['create'], options) => trpc.approvals.create.mutate(input, options),
-    async (created) => {
-      setV(EMPTY);
-      setOpen(false);
-      onCreated(created.title);
-      await invalidateChannel('approvals');
-    },
-  );
-  if (!open) {
-    return (
-      <p>
-        <button type="button" onClick={() => setOpen(true)}>
-          New approval request…
-        </button>
-      </p>
-    );
-  }
+  const form = useCreateForm({
+    empty: EMPTY,
+    send: (input: RouterInputs['approvals']['create'], options) => trpc.approvals.create.mutate(input, options),
+    channel: 'approvals',
+    onCreated: (created) => onCreated(created.title),
+  });
+  const { values: v, set, errors, submission: create } = form;
+  if (!form.open) return <OpenFormButton onOpen={() => form.setOpen(true)}>New approval request…</OpenFormButton>;
   return (
     <form
       class="panel"
@@ -262,7 +249,7 @@ function NewApproval({ onCreated }: { onCreated: (title: string) => void }) {
           task_id: optionalText(v.task_id),
         };
         const checked = await validate((s) => s.CreateApprovalInput, input);
-        setErrors(checked.ok ? {} : checked.errors);
+        form.showErrors(checked);
         if (checked.ok) create.submit(checked.data);
       })}
     >
@@ -281,14 +268,9 @@ function NewApproval({ onCreated }: { onCreated: (title: string) => void }) {
       />
       <TextInput label="Task id (optional)" value={v.task_id} onValue={set('task_id')} error={errors.task_id} maxLength={128} />
       <Failure error={create.error} />
-      <div class="actions">
-        <Submit pending={create.isPending} pendingText="Creating…">
-          Create request
-        </Submit>
-        <button type="button" onClick={() => setOpen(false)} disabled={create.isPending}>
-          Cancel
-        </button>
-      </div>
+      <FormActions pending={create.isPending} pendingText="Creating…" onCancel={() => form.setOpen(false)}>
+        Create request
+      </FormActions>
     </form>
   );
 }

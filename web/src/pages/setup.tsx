@@ -2,12 +2,13 @@
 import { useQuery } from '@tanstack/preact-query';
 import { useEffect, useState } from 'preact/hooks';
 import type { RouterInputs, RouterOutputs } from '../../../src/client/index.ts';
-import { useIdempotentSubmit, useSubmit } from '../api/useSubmit.ts';
+import { useCreateForm } from '../api/useCreateForm.ts';
+import { useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
 import { validate } from '../api/validation.ts';
 import { trpc } from '../api/trpc.ts';
-import { Badge, Failure, Loading, Notice, onSubmitted, PageTitle, Select, Submit, TextArea, TextInput } from '../components/ui.tsx';
+import { Badge, Failure, FormActions, Loading, Notice, onSubmitted, OpenFormButton, PageTitle, Select, Submit, TextArea, TextInput } from '../components/ui.tsx';
 import { optionalNumber, optionalText, type FieldErrors } from '../lib/forms.ts';
 import { label } from '../lib/format.ts';
 import { modelChoices, splitModel, type ModelChoice } from '../lib/models.ts';
@@ -342,28 +343,14 @@ function AgentCard({ agent: a, presets, choices, onSaid }: { agent: Agent; prese
 const NEW_AGENT = { name: '', role: '', department: 'engineering', level: 'mid', personality_preset: 'pragmatic_builder', model: '', model_provider: '', model_id: '', budget: '' };
 
 function AddAgent({ presets, choices, onAdded }: { presets: readonly Preset[]; choices: readonly ModelChoice[]; onAdded: (name: string) => void }) {
-  const [open, setOpen] = useState(false);
-  const [v, setV] = useState(NEW_AGENT);
-  const [errors, setErrors] = useState<FieldErrors>({});
-  const set = (field: keyof typeof NEW_AGENT) => (value: string) => setV({ ...v, [field]: value });
-  const add = useIdempotentSubmit(
-    (input: RouterInputs['setup']['createAgent'], options) => trpc.setup.createAgent.mutate(input, options),
-    async (agent) => {
-      setV(NEW_AGENT);
-      setOpen(false);
-      onAdded(agent.name);
-      await invalidateChannel('setup');
-    },
-  );
-  if (!open) {
-    return (
-      <p>
-        <button type="button" onClick={() => setOpen(true)}>
-          Add an agent…
-        </button>
-      </p>
-    );
-  }
+  const form = useCreateForm({
+    empty: NEW_AGENT,
+    send: (input: RouterInputs['setup']['createAgent'], options) => trpc.setup.createAgent.mutate(input, options),
+    channel: 'setup',
+    onCreated: (agent) => onAdded(agent.name),
+  });
+  const { values: v, set, errors, submission: add } = form;
+  if (!form.open) return <OpenFormButton onOpen={() => form.setOpen(true)}>Add an agent…</OpenFormButton>;
   // Without a roster to learn models from, the provider and model are typed in.
   const picked = choices.length > 0 ? splitModel(v.model === '' ? (choices[0]?.value ?? '') : v.model) : { model_provider: v.model_provider, model_id: v.model_id };
   return (
@@ -382,7 +369,7 @@ function AddAgent({ presets, choices, onAdded }: { presets: readonly Preset[]; c
           budget_limit_monthly: optionalNumber(v.budget),
         };
         const checked = await validate((s) => s.SetupAgentRequest, input);
-        setErrors(checked.ok ? {} : checked.errors);
+        form.showErrors(checked);
         if (checked.ok) add.submit(checked.data);
       })}
     >
@@ -415,14 +402,9 @@ function AddAgent({ presets, choices, onAdded }: { presets: readonly Preset[]; c
       )}
       <TextInput label="Monthly budget (optional)" inputMode="decimal" value={v.budget} onValue={set('budget')} error={errors.budget_limit_monthly} hint="0 to 1,000,000" />
       <Failure error={add.error} />
-      <div class="actions">
-        <Submit pending={add.isPending} pendingText="Adding…">
-          Add agent
-        </Submit>
-        <button type="button" onClick={() => setOpen(false)} disabled={add.isPending}>
-          Cancel
-        </button>
-      </div>
+      <FormActions pending={add.isPending} pendingText="Adding…" onCancel={() => form.setOpen(false)}>
+        Add agent
+      </FormActions>
     </form>
   );
 }

@@ -2,12 +2,13 @@
 import { useInfiniteQuery } from '@tanstack/preact-query';
 import { useState } from 'preact/hooks';
 import type { RouterInputs, RouterOutputs } from '../../../src/client/index.ts';
-import { useIdempotentSubmit, useSubmit } from '../api/useSubmit.ts';
+import { useCreateForm } from '../api/useCreateForm.ts';
+import { useSubmit } from '../api/useSubmit.ts';
 import { invalidateChannel } from '../api/keys.ts';
 import { queries } from '../api/queries.ts';
 import { validate } from '../api/validation.ts';
 import { trpc } from '../api/trpc.ts';
-import { Badge, Failure, Loading, Notice, onSubmitted, PageTitle, Select, Submit, TextInput } from '../components/ui.tsx';
+import { Badge, Failure, FormActions, Loading, Notice, onSubmitted, OpenFormButton, PageTitle, Select, Submit, TextInput } from '../components/ui.tsx';
 import type { FieldErrors } from '../lib/forms.ts';
 import { dateTime, label } from '../lib/format.ts';
 import { ORG_ROLES, ROLES } from '../lib/options.ts';
@@ -216,27 +217,14 @@ function GrantOrgRole({ user: u, onSaid }: { user: User; onSaid: (text: string) 
 const EMPTY = { username: '', password: '', role: 'observer' };
 
 function NewUser({ onCreated }: { onCreated: (username: string) => void }) {
-  const [open, setOpen] = useState(false);
-  const [v, setV] = useState(EMPTY);
-  const [errors, setErrors] = useState<FieldErrors>({});
-  const create = useIdempotentSubmit(
-    (input: RouterInputs['users']['create'], options) => trpc.users.create.mutate(input, options),
-    async (user) => {
-      setV(EMPTY);
-      setOpen(false);
-      onCreated(user.username);
-      await invalidateChannel('users');
-    },
-  );
-  if (!open) {
-    return (
-      <p>
-        <button type="button" onClick={() => setOpen(true)}>
-          Add a user…
-        </button>
-      </p>
-    );
-  }
+  const form = useCreateForm({
+    empty: EMPTY,
+    send: (input: RouterInputs['users']['create'], options) => trpc.users.create.mutate(input, options),
+    channel: 'users',
+    onCreated: (user) => onCreated(user.username),
+  });
+  const { values: v, set, errors, submission: create } = form;
+  if (!form.open) return <OpenFormButton onOpen={() => form.setOpen(true)}>Add a user…</OpenFormButton>;
   return (
     <form
       class="panel"
@@ -244,32 +232,27 @@ function NewUser({ onCreated }: { onCreated: (username: string) => void }) {
       noValidate
       onSubmit={onSubmitted(async () => {
         const checked = await validate((s) => s.CreateUserInput, v);
-        setErrors(checked.ok ? {} : checked.errors);
+        form.showErrors(checked);
         if (checked.ok) create.submit({ ...v, role: checked.data.role });
       })}
     >
       <h2>Add a user</h2>
-      <TextInput label="Username" value={v.username} onValue={(username) => setV({ ...v, username })} error={errors.username} autoComplete="off" required />
+      <TextInput label="Username" value={v.username} onValue={set('username')} error={errors.username} autoComplete="off" required />
       <TextInput
         label="Initial password"
         type="password"
         value={v.password}
-        onValue={(password) => setV({ ...v, password })}
+        onValue={set('password')}
         error={errors.password}
         hint="The user must replace it at first sign-in."
         autoComplete="new-password"
         required
       />
-      <Select label="Role" value={v.role} onValue={(role) => setV({ ...v, role })} options={ASSIGNABLE_ROLES.map((r) => ({ value: r, label: label(r) }))} error={errors.role} />
+      <Select label="Role" value={v.role} onValue={set('role')} options={ASSIGNABLE_ROLES.map((r) => ({ value: r, label: label(r) }))} error={errors.role} />
       <Failure error={create.error} />
-      <div class="actions">
-        <Submit pending={create.isPending} pendingText="Adding…">
-          Add user
-        </Submit>
-        <button type="button" onClick={() => setOpen(false)} disabled={create.isPending}>
-          Cancel
-        </button>
-      </div>
+      <FormActions pending={create.isPending} pendingText="Adding…" onCancel={() => form.setOpen(false)}>
+        Add user
+      </FormActions>
     </form>
   );
 }
