@@ -3,7 +3,6 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page, Request } from 'playwright-core';
 import { build, type Rolldown } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REFRESH_COOKIE_PATH } from '../src/routers/auth/cookies.ts';
 import { revokeSession } from '../src/services/auth/sessions.ts';
 import { launchChromium, signedInContext, startServedService, type ServedService } from './helpers/browser.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
@@ -146,11 +145,8 @@ describe('createClient in Chromium', () => {
     expect(await page.evaluate<number>('harness.sessionsLost()')).toBe(0);
   });
 
-  // CONTRACT §3.2 rev. 2 moves the refresh_token cookie to Path=/api; until then the browser does not send it to /api/trpc.
-  const refreshPath: string = REFRESH_COOKIE_PATH;
-  const refreshReachesTrpc = refreshPath === '/api';
-
-  it.skipIf(!refreshReachesTrpc)('auth.refresh over /api/trpc rotates the session (needs the refresh_token cookie at Path=/api)', async () => {
+  // The refresh_token cookie's path is /api (CONTRACT §3.2 rev. 2), so the browser sends it to /api/trpc too.
+  it('auth.refresh over /api/trpc rotates the session', async () => {
     const user = await createUser(svc);
     const { page } = await open(user);
     const refreshed = await run(page, 'harness.client.auth.refresh.mutate()');
@@ -160,7 +156,7 @@ describe('createClient in Chromium', () => {
     expect(await run(page, 'harness.client.auth.me.query()')).toMatchObject({ ok: true });
   });
 
-  it.skipIf(!refreshReachesTrpc)('an expired access token is refreshed once and the call retried (needs the refresh_token cookie at Path=/api)', async () => {
+  it('an expired access token is refreshed once and the call retried', async () => {
     const user = await createUser(svc);
     const { page, calls } = await open(user);
     // The browser drops the access cookie when it expires; the refresh token outlives it.
