@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded.ts';
 import { migrateWithLock } from './migrate.ts';
 import { ormOptions, type PoolLimits } from './ormConfig.ts';
+import { nativePool, untilPoolIdle } from './pool.ts';
 
 type Log = { debug(msg: string): void; info(msg: string): void; warn(msg: string): void };
 
@@ -40,6 +41,9 @@ export async function openDatabase(config: Config, log: Log, opts: { migrate?: b
       url,
       embedded,
       async close() {
+        // Work still in flight (a handler whose client went away) finishes first: a connection being opened
+        // while the ORM closes is never returned, and the close would wait for it forever (see pool.ts).
+        await untilPoolIdle(await nativePool(orm), config.statementTimeoutMs + 1000);
         await orm.close(true);
         await embedded?.stop();
       },

@@ -7,3 +7,16 @@ export async function nativePool(orm: MikroORM): Promise<Pool> {
   if (!(connection instanceof PostgreSqlConnection)) throw new Error('agent-org needs the PostgreSQL driver');
   return connection.getNativeClient();
 }
+
+/**
+ * Resolves once no connection of `pool` is checked out or being opened (or after `withinMs`). Kysely's
+ * PostgresDriver.destroy() (0.29) drops its pool reference before pool.end(); a connection that was still
+ * being opened then reaches acquireConnection(), which reads the dropped reference and throws, so the
+ * connection is never released and pool.end() never resolves. Closing the ORM only when the pool is idle
+ * leaves that race no window.
+ */
+export async function untilPoolIdle(pool: Pool, withinMs: number): Promise<void> {
+  for (const until = Date.now() + withinMs; pool.totalCount > pool.idleCount && Date.now() < until; ) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
