@@ -36,6 +36,8 @@ export async function openDatabase(config: Config, log: Log, opts: { migrate?: b
       }
     }
     const orm = await MikroORM.init(ormOptions(url, poolLimits(config)));
+    // Taken now, while connected: asking the ORM for it at close time would try to reconnect.
+    const pool = await nativePool(orm);
     return {
       orm,
       url,
@@ -43,7 +45,7 @@ export async function openDatabase(config: Config, log: Log, opts: { migrate?: b
       async close() {
         // Work still in flight (a handler whose client went away) finishes first: a connection being opened
         // while the ORM closes is never returned, and the close would wait for it forever (see pool.ts).
-        await untilPoolIdle(await nativePool(orm), config.statementTimeoutMs + 1000);
+        await untilPoolIdle(pool, config.statementTimeoutMs + 1000);
         await orm.close(true);
         await embedded?.stop();
       },
