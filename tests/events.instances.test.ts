@@ -110,9 +110,12 @@ describe('the stream cap counts every instance', () => {
     }
     open[1]?.close();
     await open[1]?.closed;
+    // A refused upgrade leaves its ticket unused, so one ticket serves every retry (new ones per attempt would
+    // run into the 5 pending tickets per user while B is still giving the slot back).
+    const ticket = await ticketFor(capped);
     await until(async () => {
       try {
-        (await TestSocket.open(baseA, capped)).close();
+        (await TestSocket.open(baseA, { ticket })).close();
         return true;
       } catch {
         return false;
