@@ -25,7 +25,7 @@ async function context(as?: { origin: string; user: TestUser }): Promise<Browser
   return c;
 }
 
-async function openPage(origin: string, path: string): Promise<{ page: Page; problems: { errors: string[] } }> {
+async function openPage(origin: string, path: string): Promise<{ page: Page; problems: ReturnType<typeof watchProblems> }> {
   const page = await (await context()).newPage();
   page.setDefaultTimeout(15_000);
   const problems = watchProblems(page);
@@ -64,7 +64,10 @@ describe('first-run setup (no CEO yet)', () => {
 
       await page.getByLabel('Repeat the password').fill('a long enough password');
       await page.getByRole('button', { name: 'Create the CEO account' }).click();
-      await page.waitForURL('**/setup');
+      await page.waitForURL('**/setup').catch(async (error: unknown) => {
+        const shown = await page.locator('body').innerText({ timeout: 1000 }).catch(() => '(unreadable)');
+        throw new Error(`${String(error)}\nthe page's API calls:\n${problems.calls()}\nthe page shows:\n${shown}`);
+      });
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Set up your organization');
       expect(setups).toHaveLength(1);
       expect(await svc.caller().setup.status()).toMatchObject({ needs_admin: false });

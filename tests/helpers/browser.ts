@@ -68,14 +68,26 @@ export function newContext(browser: Browser, opts: { width?: number } = {}): Pro
  * Collects what the page reports as broken: uncaught exceptions, console errors (a CSP violation is one)
  * and failed requests other than the 4xx answers the tests provoke on purpose.
  */
-export function watchProblems(page: Page): { errors: string[] } {
+export function watchProblems(page: Page): { errors: string[]; calls: () => string } {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   page.on('console', (m) => {
     // A refused call is logged by Chromium as "Failed to load resource: ... 4xx"; the tests check those answers themselves.
     if (m.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())) errors.push(`console: ${m.text()}`);
   });
-  return { errors };
+  // The page's API calls and how each ended, for the message of a test that timed out waiting on the page.
+  const calls: string[] = [];
+  page.on('request', (r) => {
+    if (!r.url().includes('/api/')) return;
+    const started = Date.now();
+    const line = `${r.method()} ${new URL(r.url()).pathname}`;
+    const index = calls.push(`${line} (no answer yet)`) - 1;
+    void r.response().then(
+      (res) => (calls[index] = `${line} → ${String(res?.status() ?? 'none')} in ${String(Date.now() - started)} ms`),
+      () => (calls[index] = `${line} → failed`),
+    );
+  });
+  return { errors, calls: () => calls.join('\n') };
 }
 
 const require = createRequire(import.meta.url);
