@@ -66,7 +66,7 @@ export function newContext(browser: Browser, opts: { width?: number } = {}): Pro
 
 /**
  * Collects what the page reports as broken: uncaught exceptions, console errors (a CSP violation is one)
- * and failed requests other than the 4xx answers the tests provoke on purpose.
+ * and failed requests other than the 4xx answers the tests provoke on purpose; and the page's API calls.
  */
 export function watchProblems(page: Page): { errors: string[]; calls: () => string } {
   const errors: string[] = [];
