@@ -5,12 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   describeViolations,
   horizontalOverflow,
-  launchChromium,
-  seriousViolations,
+  closeDashboard, seriousViolations,
   signedInContext,
   snap,
-  startServedService,
-  watchProblems,
+  startDashboard, watchProblems,
   type ServedService,
 } from './helpers/browser.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
@@ -25,17 +23,13 @@ let board: TestUser;
 let observer: TestUser;
 let pair: TestUser;
 beforeAll(async () => {
-  [svc, browser] = await Promise.all([startServedService({ env: { RATE_LIMITS_ENABLED: 'false' } }), launchChromium()]);
-  ceo = await createUser(svc, { role: 'ceo', username: 'ceo' });
+  ({ svc, browser, ceo } = await startDashboard({ ceoUsername: 'ceo' }));
   manager = await createUser(svc, { role: 'manager', username: 'mia' });
   board = await createUser(svc, { role: 'board_member', username: 'bob' });
   observer = await createUser(svc, { role: 'observer', username: 'olga' });
   pair = await createUser(svc, { role: 'pair_programmer', username: 'pat' });
 }, SLOW);
-afterAll(async () => {
-  await browser?.close();
-  await svc?.close();
-}, SLOW);
+afterAll(() => closeDashboard({ svc, browser }), SLOW);
 
 /** An action type no other test uses, so a test can filter the shared queue down to its own requests. */
 const tagged = (action: string) => `t${randomBytes(3).toString('hex')}:${action}`;

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, signedInContext, startServedService, watchProblems, type ServedService } from './helpers/browser.ts';
+import { closeDashboard, signedInContext, startDashboard, watchProblems, type ServedService } from './helpers/browser.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
 
 const SLOW = 60_000;
@@ -13,13 +13,9 @@ let svc: ServedService;
 let browser: Browser;
 let ceo: TestUser;
 beforeAll(async () => {
-  [svc, browser] = await Promise.all([startServedService({ env: { RATE_LIMITS_ENABLED: 'false' } }), launchChromium()]);
-  ceo = await createUser(svc, { role: 'ceo' });
+  ({ svc, browser, ceo } = await startDashboard());
 }, SLOW);
-afterAll(async () => {
-  await browser?.close();
-  await svc?.close();
-}, SLOW);
+afterAll(() => closeDashboard({ svc, browser }), SLOW);
 
 type Opened = { page: Page; errors: string[]; apiPaths: string[] };
 

@@ -1,7 +1,7 @@
 // Users, org roles and the status page in Chromium: the CEO's actions, shown to the CEO only.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, signedInContext, startServedService, watchProblems, type ServedService } from './helpers/browser.ts';
+import { closeDashboard, signedInContext, startDashboard, watchProblems, type ServedService } from './helpers/browser.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
 
 const SLOW = 60_000;
@@ -10,13 +10,9 @@ let svc: ServedService;
 let browser: Browser;
 let ceo: TestUser;
 beforeAll(async () => {
-  [svc, browser] = await Promise.all([startServedService({ env: { RATE_LIMITS_ENABLED: 'false' } }), launchChromium()]);
-  ceo = await createUser(svc, { role: 'ceo', username: 'ceo' });
+  ({ svc, browser, ceo } = await startDashboard({ ceoUsername: 'ceo' }));
 }, SLOW);
-afterAll(async () => {
-  await browser?.close();
-  await svc?.close();
-}, SLOW);
+afterAll(() => closeDashboard({ svc, browser }), SLOW);
 
 async function open(user: TestUser, path: string): Promise<{ page: Page; errors: string[] }> {
   const page = await (await signedInContext(browser, svc.origin, user)).newPage();

@@ -1,7 +1,7 @@
 // The setup wizard in Chromium, end to end: name locales, a company from a template, every agent edit, a hand-made agent, completion.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeViolations, launchChromium, seriousViolations, signedInContext, snap, startServedService, watchProblems, type ServedService } from './helpers/browser.ts';
+import { closeDashboard, describeViolations, seriousViolations, signedInContext, snap, startDashboard, watchProblems, type ServedService } from './helpers/browser.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
 
 const SLOW = 120_000;
@@ -10,14 +10,10 @@ let svc: ServedService;
 let browser: Browser;
 let ceo: TestUser;
 beforeAll(async () => {
-  [svc, browser] = await Promise.all([startServedService({ env: { RATE_LIMITS_ENABLED: 'false' } }), launchChromium()]);
-  // Before a CEO exists every page is first-run setup; both tests need one, whichever runs first.
-  ceo = await createUser(svc, { role: 'ceo' });
+  // Both tests need the CEO (before one exists every page is first-run setup), whichever runs first.
+  ({ svc, browser, ceo } = await startDashboard());
 }, SLOW);
-afterAll(async () => {
-  await browser?.close();
-  await svc?.close();
-}, SLOW);
+afterAll(() => closeDashboard({ svc, browser }), SLOW);
 
 describe('the setup wizard', () => {
   it(

@@ -6,7 +6,7 @@ import type { AxeResults, Result } from 'axe-core';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { REFRESH_COOKIE_PATH } from '../../src/routers/auth/cookies.ts';
 import { startTestService, type TestService } from './service.ts';
-import type { TestUser } from './users.ts';
+import { createUser, type TestUser } from './users.ts';
 
 /** The system's Chromium (`apt-get install chromium`); playwright-core never downloads a browser. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -42,6 +42,22 @@ export async function startServedService(opts: Parameters<typeof startTestServic
     await svc.close();
     throw error;
   }
+}
+
+/** What most dashboard files start with: a served service with rate limits off (tests sign in often), Chromium, and a CEO. */
+export type Dashboard = { svc: ServedService; browser: Browser; ceo: TestUser };
+
+export async function startDashboard(opts: { ceoUsername?: string } = {}): Promise<Dashboard> {
+  const [svc, browser] = await Promise.all([startServedService({ env: { RATE_LIMITS_ENABLED: 'false' } }), launchChromium()]);
+  // Before a CEO exists every page is first-run setup.
+  const ceo = await createUser(svc, { role: 'ceo', ...(opts.ceoUsername ? { username: opts.ceoUsername } : {}) });
+  return { svc, browser, ceo };
+}
+
+/** Closes the browser first, so no open page holds a connection the service's close waits for. */
+export async function closeDashboard(dashboard: Partial<Dashboard>): Promise<void> {
+  await dashboard.browser?.close();
+  await dashboard.svc?.close();
 }
 
 /**
