@@ -30,7 +30,8 @@ export class EventHub {
   private readonly orm: MikroORM;
   private readonly log: Log;
   private draining: Promise<void> | null = null;
-  private again = false;
+  /** The highest id a caller of catchUp asked to have read (infinity: whatever is there); 0 when none waits. */
+  private wanted = 0;
   private retry: NodeJS.Timeout | null = null;
   private stopped = false;
 
@@ -63,20 +64,22 @@ export class EventHub {
   }
 
   /**
-   * Reads and dispatches everything committed after `position`. Calls while a read runs coalesce into
-   * one more read after it, so a burst of notifications costs a few queries, not one each.
+   * Reads and dispatches everything committed after `position`; with `through`, only if events up to that
+   * id may still be unread (a notification names the highest id its publication took: the instance that
+   * published has usually read them already). Calls while a read runs coalesce into one more read after it,
+   * so a burst of notifications costs a few queries, not one each.
    */
-  catchUp(): Promise<void> {
-    if (this.draining) {
-      this.again = true;
-      return this.draining;
-    }
+  catchUp(through = Number.POSITIVE_INFINITY): Promise<void> {
+    if (through <= this.position) return this.draining ?? Promise.resolve();
+    this.wanted = Math.max(this.wanted, through);
+    if (this.draining) return this.draining;
     this.draining = (async () => {
       try {
-        do {
-          this.again = false;
+        // A request that arrived during a read is met by it when it asked for no more than was read.
+        while (this.wanted > this.position && !this.stopped) {
+          this.wanted = 0;
           await this.drain();
-        } while (this.again && !this.stopped);
+        }
       } catch (error) {
         // The listener's reconnect triggers the next read; this retry covers a read that failed on its own.
         this.log.warn({ err: error }, 'reading committed events failed; retrying');
@@ -85,6 +88,7 @@ export class EventHub {
           void this.catchUp();
         }, 1000);
       } finally {
+        this.wanted = 0;
         this.draining = null;
       }
     })();

@@ -5,8 +5,11 @@ export const NOTIFY_CHANNEL = 'agent_org_events';
 
 export type ListenerOptions = {
   connectionString: string;
-  /** A notification arrived: some transaction with events committed. */
-  onNotify(): void;
+  /**
+   * A notification arrived: a publication committed. `publishedThrough` is the highest id it published, or
+   * null when the payload names none (a release before notifications carried it, a hand-sent NOTIFY).
+   */
+  onNotify(publishedThrough: number | null): void;
   /** LISTEN is in place again after a (re)connect: anything committed meanwhile must be read now. */
   onListening(): void;
   log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
@@ -80,7 +83,7 @@ export class NotificationListener {
     };
     client.on('error', fail);
     client.on('end', () => fail(new Error('connection ended')));
-    client.on('notification', () => this.opts.onNotify());
+    client.on('notification', (message) => this.opts.onNotify(publishedIdOf(message.payload)));
     client
       .connect()
       .then(() => client.query(`LISTEN ${NOTIFY_CHANNEL}`))
@@ -103,4 +106,11 @@ export class NotificationListener {
       })
       .catch(fail);
   }
+}
+
+/** The id events_publish() sends as its payload; null for anything else. */
+export function publishedIdOf(payload: string | undefined): number | null {
+  if (payload === undefined || !/^[1-9][0-9]{0,15}$/.test(payload)) return null;
+  const id = Number(payload);
+  return Number.isSafeInteger(id) ? id : null;
 }

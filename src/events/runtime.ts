@@ -99,7 +99,7 @@ export class EventsRuntime {
     this.hub = new EventHub(deps.orm, log);
     this.listener = new NotificationListener({
       connectionString: databaseUrl,
-      onNotify: () => void this.hub.catchUp(),
+      onNotify: (publishedThrough) => void this.hub.catchUp(publishedThrough ?? undefined),
       // After a gap (database restart, lost connection) whatever committed meanwhile is published and read.
       onListening: () => {
         void this.publish();

@@ -38,7 +38,8 @@ EventSchema.setClass(Event);
  * The transaction-level lock makes publications one at a time on every instance, each holding it until its
  * commit is visible: a later publication takes larger ids and becomes visible after the earlier one, so a
  * reader of "events after N" never misses an id below one it has seen. Writers take no lock and notify
- * nobody, so their commits are not serialized. The notification, sent at commit, wakes every instance.
+ * nobody, so their commits are not serialized. The notification, sent at commit, wakes every instance; its
+ * payload is the highest id published, so an instance that has already read that far skips the read.
  * Raw DDL: PL/pgSQL with a DECLARE block, which the routine body builder cannot write.
  */
 export const EventsPublish = new Routine({
@@ -50,17 +51,19 @@ export const EventsPublish = new Routine({
   expression: `create function "events_publish"("batch" integer) returns integer language plpgsql as $$
 declare
   published integer;
+  last_id bigint;
 begin
   perform pg_advisory_xact_lock(8326712098451934427);
   with picked as (
     select "row_id" from "events" where "id" is null order by "row_id" limit "batch"
   ), numbered as (
     select "row_id", nextval('events_id_seq') as "id" from picked
+  ), updated as (
+    update "events" set "id" = numbered."id" from numbered where "events"."row_id" = numbered."row_id" returning "events"."id"
   )
-  update "events" set "id" = numbered."id" from numbered where "events"."row_id" = numbered."row_id";
-  get diagnostics published = row_count;
+  select count(*), max("id") into published, last_id from updated;
   if published > 0 then
-    perform pg_notify('agent_org_events', '');
+    perform pg_notify('agent_org_events', last_id::text);
   end if;
   return published;
 end

@@ -1,0 +1,103 @@
+// Publication notifications name the highest id published, and an instance that has read that far reads nothing more.
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { NOTIFY_CHANNEL, publishedIdOf } from '../src/events/listener.ts';
+import { latestEventId, publishEvents } from '../src/events/store.ts';
+import { recordMarkers, until } from './helpers/events.ts';
+import { startTestService, type TestService } from './helpers/service.ts';
+
+let svc: TestService;
+beforeAll(async () => {
+  // Publication only when a test asks for it (no poll), so each test sees its own notification.
+  svc = await startTestService({ eventTimings: { publishPollMs: 600_000 } });
+});
+afterAll(() => svc.close());
+afterEach(() => vi.restoreAllMocks());
+
+/** Counts the fan-out's outbox reads (`select … from "events" where "id" > …`) sent from now on. */
+function countOutboxReads(): () => number {
+  const query = vi.spyOn(pg.Client.prototype, 'query');
+  const textOf = (sent: unknown) => (typeof sent === 'string' ? sent : typeof sent === 'object' && sent !== null && 'text' in sent ? String(sent.text) : '');
+  return () => query.mock.calls.filter(([sent]) => /from "events" where "id" >/.test(textOf(sent))).length;
+}
+
+describe('events_publish() notification', () => {
+  it('carries the highest id the publication took', async () => {
+    const listener = new pg.Client({ connectionString: svc.db.url });
+    await listener.connect();
+    try {
+      const payloads: (string | undefined)[] = [];
+      listener.on('notification', (message) => payloads.push(message.payload));
+      await listener.query(`LISTEN ${NOTIFY_CHANNEL}`);
+      // Markers recorded with publication off: the test's own call publishes all three at once.
+      await svc.deps.events.publish();
+      const before = await latestEventId(svc.deps.orm.em.fork());
+      const runtimePublish = vi.spyOn(svc.deps.events, 'publish').mockResolvedValue(0);
+      await recordMarkers(svc, 3);
+      runtimePublish.mockRestore();
+      expect(await publishEvents(svc.deps.orm.em.fork(), 1000)).toBe(3);
+      await until(() => payloads.length > 0, 2000, 'the notification');
+      const latest = await latestEventId(svc.deps.orm.em.fork());
+      expect(latest).toBe(before + 3);
+      expect(payloads).toEqual([String(latest)]);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('is not sent when there was nothing to publish', async () => {
+    const listener = new pg.Client({ connectionString: svc.db.url });
+    await listener.connect();
+    try {
+      const payloads: (string | undefined)[] = [];
+      listener.on('notification', (message) => payloads.push(message.payload));
+      await listener.query(`LISTEN ${NOTIFY_CHANNEL}`);
+      await svc.deps.events.publish();
+      expect(await publishEvents(svc.deps.orm.em.fork(), 1000)).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(payloads).toEqual([]);
+    } finally {
+      await listener.end();
+    }
+  });
+});
+
+describe('publishedIdOf (the listener reading a payload)', () => {
+  it('reads a positive integer id', () => {
+    expect(publishedIdOf('1')).toBe(1);
+    expect(publishedIdOf('9007199254740991')).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  it('answers null for what names no id, so the instance reads the outbox anyway', () => {
+    for (const payload of [undefined, '', '0', '-1', '01', '1.5', ' 1', '12abc', '99999999999999999']) expect(publishedIdOf(payload)).toBeNull();
+  });
+});
+
+describe('the fan-out reading the outbox (EventHub.catchUp)', () => {
+  it('reads nothing for a notification naming an id it has already read', async () => {
+    const { hub } = svc.deps.events;
+    await recordMarkers(svc, 1);
+    await svc.deps.events.publish();
+    await until(async () => hub.position === (await latestEventId(svc.deps.orm.em.fork())), 2000, 'the hub to read the event');
+    const reads = countOutboxReads();
+    await hub.catchUp(hub.position);
+    await hub.catchUp(hub.position - 1);
+    expect(reads()).toBe(0);
+  });
+
+  it('reads once for a notification naming an id beyond what it has read', async () => {
+    const { hub } = svc.deps.events;
+    const reads = countOutboxReads();
+    await hub.catchUp(hub.position + 1);
+    expect(reads()).toBe(1);
+  });
+
+  it('reads without an id (a reconnect, an old release), and after a read that was already under way', async () => {
+    const { hub } = svc.deps.events;
+    const reads = countOutboxReads();
+    // The second call may come after the first read began, so it must not be served by it.
+    await Promise.all([hub.catchUp(), hub.catchUp()]);
+    expect(reads()).toBe(2);
+  });
+
+});
