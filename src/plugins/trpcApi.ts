@@ -4,6 +4,7 @@ import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/a
 import type { Deps } from '../context/deps.ts';
 import { contextFromFastify } from '../context/fromFastify.ts';
 import { toApiError } from '../errors.ts';
+import { logServerError } from '../rest/reply.ts';
 import { appRouter, type AppRouter } from '../routers/index.ts';
 
 export default async function trpcApi(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
@@ -12,8 +13,7 @@ export default async function trpcApi(app: FastifyInstance, opts: { deps: Deps }
     router: appRouter,
     createContext: ({ req, res }) => contextFromFastify(deps, req, res),
     onError: ({ error, req }) => {
-      const apiError = toApiError(error);
-      if (apiError.status >= 500) req.log.error({ err: apiError.cause ?? error }, 'tRPC request failed');
+      logServerError(req.log, toApiError(error), 'tRPC request failed', error);
     },
   };
   await app.register(fastifyTRPCPlugin, { prefix: '/api/trpc', trpcOptions });
