@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CompiledQuery, ExpressionBuilder, Insertable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
+import { executePrepared } from '../../db/prepared.ts';
 import type { Role } from '../auth/roles.ts';
 import type { Grant, OrgRole } from './grants.ts';
 
@@ -34,9 +35,19 @@ export async function findUserWithGrants(em: EntityManager, id: string): Promise
   return kysely(em).selectFrom('users').selectAll('users').select(grantsOf).where('users.id', '=', id).executeTakeFirst();
 }
 
+function userByKeyQuery(em: EntityManager, usernameKey: string) {
+  return kysely(em).selectFrom('users').selectAll('users').select(grantsOf).where('users.usernameKey', '=', usernameKey);
+}
+
+// Every sign-in starts with this read: compiled once and run as a prepared statement, like the session lookup.
+let compiledUserByKey: CompiledQuery<UserWithGrants> | undefined;
+
 /** By the normalised login key (CONTRACT §3.4), with grants: a sign-in answers from this one read. */
 export async function findUserByKeyWithGrants(em: EntityManager, usernameKey: string): Promise<UserWithGrants | undefined> {
-  return kysely(em).selectFrom('users').selectAll('users').select(grantsOf).where('users.usernameKey', '=', usernameKey).executeTakeFirst();
+  compiledUserByKey ??= userByKeyQuery(em, '').compile();
+  const query: CompiledQuery<UserWithGrants> = { ...compiledUserByKey, parameters: [usernameKey] };
+  const { rows } = await executePrepared(em, query);
+  return rows[0];
 }
 
 export async function ceoExists(em: EntityManager): Promise<boolean> {
@@ -61,7 +72,8 @@ function userPageQuery(em: EntityManager, after: UserPosition | null, fetch: num
 /**
  * The list's two statements (first page, page after a position), each built and compiled once per process
  * as auth/store.ts does with the session lookup: building and compiling them with the ORM plugin's pass
- * was about a tenth of a list request's CPU (bench/RESULTS.md). Each request runs one with its own
+ * was about a tenth of a list request's CPU (bench/RESULTS.md); they run as prepared statements
+ * (db/prepared.ts), so PostgreSQL plans each once per connection. Each request runs one with its own
  * parameters, in the order the statement binds them (position, then limit); the compiled query keeps its
  * id, under which the plugin converts the result.
  */
@@ -77,7 +89,7 @@ export async function userPage(em: EntityManager, after: UserPosition | null, fe
     compiledUserPages.first ??= userPageQuery(em, null, 0).compile();
     query = { ...compiledUserPages.first, parameters: [fetch] };
   }
-  const { rows } = await kysely(em).executeQuery(query);
+  const { rows } = await executePrepared(em, query);
   return rows;
 }
 

@@ -1,0 +1,83 @@
+// Hot compiled selects run as named prepared statements: PostgreSQL parses and plans each once per connection.
+import { createHash } from 'node:crypto';
+import { PostgreSqlConnection, type EntityManager } from '@mikro-orm/postgresql';
+import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import type { Pool, QueryResultRow } from 'pg';
+import { EntityResultPlugin, kysely, type DB } from './kysely.ts';
+
+/**
+ * Runs a select compiled once per process (`query.compile()` through `kysely(em)`) as a named prepared
+ * statement on the ORM's pool. Kysely sends every query unnamed, so PostgreSQL parses and plans it on each
+ * call; for the session lookup (a join plus a JSON subquery) that was ~270 µs of the server's CPU per
+ * authenticated request against ~180 µs to execute it (bench/RESULTS.md). Rows are converted by the same
+ * plugin as any Kysely query (Dates, property names). Inside a transaction the statement must run on the
+ * transaction's connection: there it is an ordinary query.
+ */
+export async function executePrepared<R>(em: EntityManager, query: CompiledQuery<R>): Promise<QueryResult<R>> {
+  if (em.isInTransaction()) return kysely(em).executeQuery(query);
+  const prepared = await preparedKysely(em);
+  return prepared.withPlugin(new EntityResultPlugin(em)).executeQuery(query);
+}
+
+const byConnection = new WeakMap<object, Promise<Kysely<DB>>>();
+
+function preparedKysely(em: EntityManager): Promise<Kysely<DB>> {
+  const connection = em.getConnection();
+  let prepared = byConnection.get(connection);
+  if (!prepared) {
+    if (!(connection instanceof PostgreSqlConnection)) throw new Error('agent-org needs the PostgreSQL driver');
+    prepared = connection.getNativeClient().then((pool) => new Kysely<DB>({ dialect: preparedDialect(pool) }));
+    byConnection.set(connection, prepared);
+  }
+  return prepared;
+}
+
+function preparedDialect(pool: Pool) {
+  const connection = new PreparedStatements(pool);
+  const driver: Driver = {
+    init: async () => {},
+    acquireConnection: async () => connection,
+    // Only single selects come here: a transaction goes through the ORM's own connection (above).
+    beginTransaction: async () => Promise.reject(new Error('prepared statements run outside transactions')),
+    commitTransaction: async () => {},
+    rollbackTransaction: async () => {},
+    releaseConnection: async () => {},
+    // The pool is the ORM's; it closes it.
+    destroy: async () => {},
+  };
+  return {
+    createDriver: () => driver,
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+    createAdapter: () => new PostgresAdapter(),
+    createIntrospector: (db: Kysely<unknown>) => new PostgresIntrospector(db),
+  };
+}
+
+/** Each query on any pooled connection, under a name derived from its text (pg prepares it on first use per connection). */
+class PreparedStatements implements DatabaseConnection {
+  readonly #pool: Pool;
+  readonly #names = new Map<string, string>();
+
+  constructor(pool: Pool) {
+    this.#pool = pool;
+  }
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    // Selects only: Kysely reads `rows` (and the row count of a write, which none of these is).
+    return this.#pool.query<R & QueryResultRow>({ name: this.#nameOf(query.sql), text: query.sql, values: [...query.parameters] });
+  }
+
+  streamQuery(): AsyncIterableIterator<never> {
+    throw new Error('prepared statements are not streamed');
+  }
+
+  // Names are at most 63 bytes in PostgreSQL; one text, one name, on every connection and instance.
+  #nameOf(sql: string): string {
+    let name = this.#names.get(sql);
+    if (name === undefined) {
+      name = `agent_org_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}`;
+      this.#names.set(sql, name);
+    }
+    return name;
+  }
+}

@@ -1,0 +1,97 @@
+// executePrepared: hot selects run as named prepared statements, answer exactly as Kysely does, and stay in a transaction.
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { CompiledQuery } from 'kysely';
+import { kysely } from '../src/db/kysely.ts';
+import { executePrepared } from '../src/db/prepared.ts';
+import { findSessionByTokenHash } from '../src/services/auth/store.ts';
+import { issueSession } from '../src/services/auth/sessions.ts';
+import { sha256 } from '../src/services/auth/tokens.ts';
+import { findUserByKeyWithGrants } from '../src/services/users/store.ts';
+import { usernameKey } from '../src/services/auth/usernameKeys.ts';
+import { startTestService, type TestService } from './helpers/service.ts';
+import { createUser } from './helpers/users.ts';
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(() => svc.close());
+afterEach(() => vi.restoreAllMocks());
+
+const fresh = (): EntityManager => svc.deps.orm.em.fork();
+
+/** What the pg clients are sent from now on: each statement's text and whether it went with a name. */
+function recordStatements(): () => { text: string; named: boolean }[] {
+  const query = vi.spyOn(pg.Client.prototype, 'query');
+  return () => query.mock.calls.flatMap(([sent]: unknown[]) => statementOf(sent));
+}
+
+function statementOf(sent: unknown): { text: string; named: boolean }[] {
+  if (typeof sent === 'string') return [{ text: sent, named: false }];
+  if (typeof sent !== 'object' || sent === null || !('text' in sent)) return [];
+  return [{ text: String(sent.text), named: 'name' in sent && typeof sent.name === 'string' }];
+}
+
+function userQuery(em: EntityManager, id: string): CompiledQuery<{ id: string; username: string; createdAt: Date }> {
+  return kysely(em).selectFrom('users').select(['id', 'username', 'createdAt']).where('id', '=', id).compile();
+}
+
+describe('executePrepared', () => {
+  it('sends the statement with a name, so PostgreSQL plans it once per connection', async () => {
+    const user = await createUser(svc);
+    const sent = recordStatements();
+    const { rows } = await executePrepared(fresh(), userQuery(fresh(), user.id));
+    expect(rows).toHaveLength(1);
+    const statements = sent().filter((s) => s.text.includes('from "users"'));
+    expect(statements).toEqual([{ text: expect.stringContaining('select "id", "username", "created_at"'), named: true }]);
+  });
+
+  it('answers exactly as the same query through Kysely: property names, Dates as Dates', async () => {
+    const user = await createUser(svc);
+    const viaKysely = await kysely(fresh()).executeQuery(userQuery(fresh(), user.id));
+    const prepared = await executePrepared(fresh(), userQuery(fresh(), user.id));
+    expect(prepared.rows).toEqual(viaKysely.rows);
+    expect(prepared.rows[0]?.createdAt).toBeInstanceOf(Date);
+    expect(prepared.rows[0]).toMatchObject({ id: user.id, username: user.username });
+  });
+
+  it('runs the same text many times on every pooled connection', async () => {
+    const user = await createUser(svc);
+    // More calls in flight than the pool has connections: each connection prepares once and reuses it.
+    const results = await Promise.all(Array.from({ length: 60 }, () => executePrepared(fresh(), userQuery(fresh(), user.id))));
+    for (const { rows } of results) expect(rows[0]?.id).toBe(user.id);
+  });
+
+  it("inside a transaction runs on the transaction's connection (it sees the transaction's own writes)", async () => {
+    const user = await createUser(svc);
+    await fresh()
+      .transactional(async (tx) => {
+        const issued = await issueSession({ em: tx, clock: svc.deps.clock, config: svc.deps.config }, user.id, { ip: '127.0.0.1', userAgent: 'vitest' });
+        // Not committed yet: only this transaction's connection can see the session.
+        expect((await findSessionByTokenHash(tx, sha256(issued.accessToken)))?.id).toBe(issued.sessionId);
+        expect(await findSessionByTokenHash(fresh(), sha256(issued.accessToken))).toBeUndefined();
+        throw new Error('roll back');
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof Error) || error.message !== 'roll back') throw error;
+      });
+  });
+});
+
+describe('the statements that run prepared', () => {
+  it('the session lookup of every authenticated request', async () => {
+    const user = await createUser(svc);
+    const sent = recordStatements();
+    expect((await findSessionByTokenHash(fresh(), sha256(user.token)))?.userId).toBe(user.id);
+    expect(sent().filter((s) => s.text.includes('"token_hash" = $1'))).toEqual([expect.objectContaining({ named: true })]);
+  });
+
+  it('the user read that starts every sign-in', async () => {
+    const user = await createUser(svc);
+    const sent = recordStatements();
+    expect((await findUserByKeyWithGrants(fresh(), usernameKey(user.username)))?.id).toBe(user.id);
+    expect(sent().filter((s) => s.text.includes('"username_key" = $1'))).toEqual([expect.objectContaining({ named: true })]);
+  });
+});
