@@ -2,7 +2,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { CompiledQuery } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import { kysely } from '../src/db/kysely.ts';
 import { executePrepared } from '../src/db/prepared.ts';
 import { findSessionByTokenHash } from '../src/services/auth/store.ts';
@@ -77,6 +77,25 @@ describe('executePrepared', () => {
       .catch((error: unknown) => {
         if (!(error instanceof Error) || error.message !== 'roll back') throw error;
       });
+  });
+});
+
+describe('executePrepared after a migration changed what a statement returns', () => {
+  it('prepares it again under a new name instead of failing (a column added under `users.*` while the instance runs)', async () => {
+    const user = await createUser(svc);
+    const key = usernameKey(user.username);
+    // Prepared on every pooled connection first (more calls in flight than connections).
+    const before = await Promise.all(Array.from({ length: 40 }, () => findUserByKeyWithGrants(fresh(), key)));
+    expect(before.every((row) => row?.id === user.id)).toBe(true);
+    const db = kysely(fresh());
+    await sql`alter table "users" add column "prepared_test" integer`.execute(db);
+    try {
+      const after = await Promise.all(Array.from({ length: 40 }, () => findUserByKeyWithGrants(fresh(), key)));
+      expect(after.every((row) => row?.id === user.id)).toBe(true);
+    } finally {
+      await sql`alter table "users" drop column "prepared_test"`.execute(db);
+    }
+    expect((await findUserByKeyWithGrants(fresh(), key))?.id).toBe(user.id);
   });
 });
 

@@ -57,13 +57,29 @@ function preparedDialect(pool: Pool) {
 class PreparedStatements implements DatabaseConnection {
   readonly #pool: Pool;
   readonly #names = new Map<string, string>();
+  /** How often a text was prepared again under a new name (see executeQuery). */
+  readonly #generations = new Map<string, number>();
 
   constructor(pool: Pool) {
     this.#pool = pool;
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    // Selects only: Kysely reads `rows` (and the row count of a write, which none of these is).
+    try {
+      return await this.#run<R>(query);
+    } catch (error) {
+      if (!isStalePlan(error)) throw error;
+      // A migration changed what the statement returns (a column added under `users.*`, say) while this
+      // instance ran: PostgreSQL refuses the plan prepared before it, on every connection that has it. Under
+      // a new name each connection prepares it again. A select, so running it once more is safe.
+      this.#generations.set(query.sql, (this.#generations.get(query.sql) ?? 0) + 1);
+      this.#names.delete(query.sql);
+      return this.#run<R>(query);
+    }
+  }
+
+  // Selects only: Kysely reads `rows` (and the row count of a write, which none of these is).
+  async #run<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     return this.#pool.query<R & QueryResultRow>({ name: this.#nameOf(query.sql), text: query.sql, values: [...query.parameters] });
   }
 
@@ -75,9 +91,14 @@ class PreparedStatements implements DatabaseConnection {
   #nameOf(sql: string): string {
     let name = this.#names.get(sql);
     if (name === undefined) {
-      name = `agent_org_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}`;
+      name = `agent_org_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}_${String(this.#generations.get(sql) ?? 0)}`;
       this.#names.set(sql, name);
     }
     return name;
   }
+}
+
+/** PostgreSQL's refusal to run a prepared plan whose result columns changed since it was prepared. */
+function isStalePlan(error: unknown): boolean {
+  return error instanceof Error && 'code' in error && error.code === '0A000' && /cached plan must not change result type/.test(error.message);
 }
