@@ -8,7 +8,7 @@ import { EntityResultPlugin, kysely, type DB } from './kysely.ts';
 /**
  * Runs a select compiled once per process (`query.compile()` through `kysely(em)`) as a named prepared
  * statement on the ORM's pool. Kysely sends every query unnamed, so PostgreSQL parses and plans it on each
- * call; for the session lookup (a join plus a JSON subquery) that was ~270 µs of the server's CPU per
+ * call; for the session lookup (a join plus a JSON subquery) that was ~270 µs of PostgreSQL's CPU per
  * authenticated request against ~180 µs to execute it (bench/RESULTS.md). Rows are converted by the same
  * plugin as any Kysely query (Dates, property names). Inside a transaction the statement must run on the
  * transaction's connection: there it is an ordinary query.
@@ -19,15 +19,17 @@ export async function executePrepared<R>(em: EntityManager, query: CompiledQuery
   return prepared.withPlugin(new EntityResultPlugin(em)).executeQuery(query);
 }
 
-const byConnection = new WeakMap<object, Promise<Kysely<DB>>>();
+// By pool: the ORM's connection makes a new one if it is ever closed and opened again.
+const byPool = new WeakMap<Pool, Kysely<DB>>();
 
-function preparedKysely(em: EntityManager): Promise<Kysely<DB>> {
+async function preparedKysely(em: EntityManager): Promise<Kysely<DB>> {
   const connection = em.getConnection();
-  let prepared = byConnection.get(connection);
+  if (!(connection instanceof PostgreSqlConnection)) throw new Error('agent-org needs the PostgreSQL driver');
+  const pool = await connection.getNativeClient();
+  let prepared = byPool.get(pool);
   if (!prepared) {
-    if (!(connection instanceof PostgreSqlConnection)) throw new Error('agent-org needs the PostgreSQL driver');
-    prepared = connection.getNativeClient().then((pool) => new Kysely<DB>({ dialect: preparedDialect(pool) }));
-    byConnection.set(connection, prepared);
+    prepared = new Kysely<DB>({ dialect: preparedDialect(pool) });
+    byPool.set(pool, prepared);
   }
   return prepared;
 }
