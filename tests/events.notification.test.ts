@@ -101,3 +101,19 @@ describe('the fan-out reading the outbox (EventHub.catchUp)', () => {
   });
 
 });
+
+describe('the instance that wrote an event', () => {
+  it('reads it from the outbox once: the notification starts the read, the publication does not read again', async () => {
+    const { hub } = svc.deps.events;
+    const before = await latestEventId(svc.deps.orm.em.fork());
+    const reads = countOutboxReads();
+    const catchUp = vi.spyOn(hub, 'catchUp');
+    await recordMarkers(svc, 1);
+    await until(() => hub.position === before + 1, 2000, 'the hub to read the event');
+    // Anything that would read it a second time (a read of its own after the publication) has happened by now.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Only the notification asked, naming the id: nothing asked for "whatever is there", which always reads.
+    expect(catchUp.mock.calls).toEqual([[before + 1]]);
+    expect(reads()).toBe(1);
+  });
+});

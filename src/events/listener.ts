@@ -50,6 +50,11 @@ export class NotificationListener {
     await client?.end().catch(() => undefined);
   }
 
+  /** LISTEN is in place (false while connecting or reconnecting). */
+  get listening(): boolean {
+    return this.client !== null;
+  }
+
   /** The listening connection's server process id (for operators and for tests that cut it). */
   get backendPid(): number | null {
     return this.client && 'processID' in this.client && typeof this.client.processID === 'number' ? this.client.processID : null;

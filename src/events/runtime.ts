@@ -138,9 +138,10 @@ export class EventsRuntime {
   }
 
   /**
-   * Publishes every committed event still without an id and hands them to the streams. Calls while one
-   * runs coalesce into one more round after it, so everything committed before the call is published
-   * when the returned promise settles. Resolves to the number of events published.
+   * Publishes every committed event still without an id; the streams get them from the read the
+   * publication's notification starts. Calls while one runs coalesce into one more round after it, so
+   * everything committed before the call is published when the returned promise settles. Resolves to the
+   * number of events published.
    */
   publish(): Promise<number> {
     if (this.publishing) {
@@ -164,8 +165,10 @@ export class EventsRuntime {
       } finally {
         this.publishing = null;
       }
-      // The notification reaches this instance too; reading now saves its round trip.
-      if (total > 0) await this.hub.catchUp();
+      // The publication's notification reaches this instance too and names the ids it published, so the
+      // read it starts is the one read of them here. While the listener is down (it reads everything
+      // once it listens again), this instance reads its own events now rather than wait for it.
+      if (total > 0 && !this.listener.listening) await this.hub.catchUp();
       return total;
     })();
     return this.publishing;
