@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { kysely } from '../src/db/kysely.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
@@ -48,6 +49,11 @@ function decide(user: TestUser, id: string, verb: 'approve' | 'reject', payload?
 /** Strings that contain or resemble a real id (PostgreSQL would cast some, refuse others) but are not it. */
 function nearUuids(id: string): string[] {
   return [`${id}x`, `x${id}`, `${id}0`, `${id}%0A`, `%20${id}`, `%7B${id}%7D`, id.replaceAll('-', '')];
+}
+
+function textOf(sent: unknown): string {
+  if (typeof sent === 'string') return sent;
+  return typeof sent === 'object' && sent !== null && 'text' in sent ? String(sent.text) : '';
 }
 
 async function storedRow(id: string) {
@@ -212,6 +218,27 @@ describe('POST /api/v1/approvals/{approval_id}/approve', () => {
         expect(res.json().error_detail).toMatchObject({ error_code: 1001 });
       }
       expect((await storedRow(id))?.status).toBe('pending');
+    }
+  });
+
+  it('is 403/1001 for the requester also once the approval is decided (not 409)', async () => {
+    const id = await createId(manager);
+    expect((await decide(board, id, 'approve')).statusCode).toBe(200);
+    const res = await decide(manager, id, 'reject');
+    expect(res.statusCode).toBe(403);
+    expect(res.json().error_detail).toMatchObject({ error_code: 1001 });
+    expect(await storedRow(id)).toEqual({ status: 'approved', decided_by_id: board.id });
+  });
+
+  it('without If-Match reads nothing before its transaction: the conditional update is the only statement on approvals', async () => {
+    const id = await createId();
+    const query = vi.spyOn(pg.Client.prototype, 'query');
+    try {
+      expect((await decide(board, id, 'approve')).statusCode).toBe(200);
+      const onApprovals = query.mock.calls.map(([sent]: unknown[]) => textOf(sent)).filter((text) => /"approvals"/.test(text));
+      expect(onApprovals).toEqual([expect.stringMatching(/^update "approvals"/)]);
+    } finally {
+      query.mockRestore();
     }
   });
 

@@ -76,6 +76,8 @@ export async function decideIfPending(em: EntityManager, id: string, decision: D
     .set(decision)
     .where('id', '=', id)
     .where((eb) => decidable(eb, now))
+    // Nobody decides their own request.
+    .where('requestedById', '<>', decision.decidedById)
     .returningAll()
     .executeTakeFirst();
 }
