@@ -65,9 +65,9 @@ export class EventHub {
 
   /**
    * Reads and dispatches everything committed after `position`; with `through`, only if events up to that
-   * id may still be unread (a notification names the highest id its publication took: the instance that
-   * published has usually read them already). Calls while a read runs coalesce into one more read after it,
-   * so a burst of notifications costs a few queries, not one each.
+   * id may still be unread (a notification names the highest id its publication took, and a read started
+   * for an earlier one may already have gone past it). Calls while a read runs coalesce into one more read
+   * after it, so a burst of notifications costs a few queries, not one each.
    */
   catchUp(through = Number.POSITIVE_INFINITY): Promise<void> {
     if (through <= this.position) return this.draining ?? Promise.resolve();
