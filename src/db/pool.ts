@@ -1,9 +1,10 @@
-// The `pg` pool behind the ORM, for the few things that need a raw connection (advisory locks, limiter store).
-import { PostgreSqlConnection, type MikroORM } from '@mikro-orm/postgresql';
+// The `pg` pool behind the ORM, for the few things that need a raw connection (advisory locks, limiter store, prepared statements).
+import { PostgreSqlConnection, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 
-export async function nativePool(orm: MikroORM): Promise<Pool> {
-  const connection = orm.em.getConnection();
+/** The pool of an ORM, or of the ORM an EntityManager belongs to (the same pool). */
+export async function nativePool(source: MikroORM | EntityManager): Promise<Pool> {
+  const connection = 'em' in source ? source.em.getConnection() : source.getConnection();
   if (!(connection instanceof PostgreSqlConnection)) throw new Error('agent-org needs the PostgreSQL driver');
   return connection.getNativeClient();
 }

@@ -1,9 +1,10 @@
 // Hot compiled selects run as named prepared statements: PostgreSQL parses and plans each once per connection.
 import { createHash } from 'node:crypto';
-import { PostgreSqlConnection, type EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 import type { Pool, QueryResultRow } from 'pg';
 import { EntityResultPlugin, kysely, type DB } from './kysely.ts';
+import { nativePool } from './pool.ts';
 
 /**
  * Runs a select compiled once per process (`query.compile()` through `kysely(em)`) as a named prepared
@@ -23,9 +24,7 @@ export async function executePrepared<R>(em: EntityManager, query: CompiledQuery
 const byPool = new WeakMap<Pool, Kysely<DB>>();
 
 async function preparedKysely(em: EntityManager): Promise<Kysely<DB>> {
-  const connection = em.getConnection();
-  if (!(connection instanceof PostgreSqlConnection)) throw new Error('agent-org needs the PostgreSQL driver');
-  const pool = await connection.getNativeClient();
+  const pool = await nativePool(em);
   let prepared = byPool.get(pool);
   if (!prepared) {
     prepared = new Kysely<DB>({ dialect: preparedDialect(pool) });
