@@ -21,14 +21,23 @@ function countOutboxReads(): () => number {
   return () => query.mock.calls.filter(([sent]) => /from "events" where "id" >/.test(textOf(sent))).length;
 }
 
+/** Runs `check` with the payloads of every notification on the events channel from now on (its own connection). */
+async function withPayloads(check: (payloads: (string | undefined)[]) => Promise<void>): Promise<void> {
+  const listener = new pg.Client({ connectionString: svc.db.url });
+  await listener.connect();
+  try {
+    const payloads: (string | undefined)[] = [];
+    listener.on('notification', (message) => payloads.push(message.payload));
+    await listener.query(`LISTEN ${NOTIFY_CHANNEL}`);
+    await check(payloads);
+  } finally {
+    await listener.end();
+  }
+}
+
 describe('events_publish() notification', () => {
-  it('carries the highest id the publication took', async () => {
-    const listener = new pg.Client({ connectionString: svc.db.url });
-    await listener.connect();
-    try {
-      const payloads: (string | undefined)[] = [];
-      listener.on('notification', (message) => payloads.push(message.payload));
-      await listener.query(`LISTEN ${NOTIFY_CHANNEL}`);
+  it('carries the highest id the publication took', () =>
+    withPayloads(async (payloads) => {
       // Markers recorded with publication off: the test's own call publishes all three at once.
       await svc.deps.events.publish();
       const before = await latestEventId(svc.deps.orm.em.fork());
@@ -40,26 +49,15 @@ describe('events_publish() notification', () => {
       const latest = await latestEventId(svc.deps.orm.em.fork());
       expect(latest).toBe(before + 3);
       expect(payloads).toEqual([String(latest)]);
-    } finally {
-      await listener.end();
-    }
-  });
+    }));
 
-  it('is not sent when there was nothing to publish', async () => {
-    const listener = new pg.Client({ connectionString: svc.db.url });
-    await listener.connect();
-    try {
-      const payloads: (string | undefined)[] = [];
-      listener.on('notification', (message) => payloads.push(message.payload));
-      await listener.query(`LISTEN ${NOTIFY_CHANNEL}`);
+  it('is not sent when there was nothing to publish', () =>
+    withPayloads(async (payloads) => {
       await svc.deps.events.publish();
       expect(await publishEvents(svc.deps.orm.em.fork(), 1000)).toBe(0);
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(payloads).toEqual([]);
-    } finally {
-      await listener.end();
-    }
-  });
+    }));
 });
 
 describe('publishedIdOf (the listener reading a payload)', () => {
