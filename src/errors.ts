@@ -425,6 +425,8 @@ function isConnectionFailure(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
     const code = 'code' in e ? e.code : undefined;
     if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
+    // A Unix-domain socket whose server is down (the embedded one restarting) is missing, not refusing.
+    if (code === 'ENOENT' && 'syscall' in e && e.syscall === 'connect') return true;
     if (/Connection terminated|connection timeout|terminating connection|timeout exceeded when trying to connect|Query read timeout/i.test(e.message)) return true;
   }
   return false;

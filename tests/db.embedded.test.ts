@@ -109,3 +109,45 @@ describe('the embedded PostgreSQL', () => {
     await second.stop();
   });
 });
+
+/** Whether a connection made with `url` came over a Unix-domain socket (PostgreSQL sees no client address then). */
+async function viaSocket(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ addr: string | null }>('select inet_client_addr() as addr');
+    return rows[0]?.addr === null;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('how the service reaches the embedded PostgreSQL', () => {
+  it('is a Unix-domain socket in the cluster directory; TCP on 127.0.0.1 stays open for tools', async () => {
+    const server = await startEmbeddedPostgres(dataDir, quiet);
+    started.push(server);
+    try {
+      const url = new URL(server.url);
+      const socketDir = decodeURIComponent(url.hostname);
+      expect(path.isAbsolute(socketDir)).toBe(true);
+      expect(existsSync(path.join(socketDir, `.s.PGSQL.${url.port}`))).toBe(true);
+      expect(await viaSocket(server.url)).toBe(true);
+      url.hostname = '127.0.0.1';
+      expect(await viaSocket(url.toString())).toBe(false);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('is TCP alone when the socket path would pass the kernel’s 107-byte limit', async () => {
+    const deep = path.join(dir, 'a'.repeat(100), 'pg');
+    const server = await startEmbeddedPostgres(deep, quiet);
+    started.push(server);
+    try {
+      expect(new URL(server.url).hostname).toBe('127.0.0.1');
+      expect(await viaSocket(server.url)).toBe(false);
+    } finally {
+      await server.stop();
+    }
+  });
+});

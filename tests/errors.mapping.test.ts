@@ -214,19 +214,32 @@ describe('a lost connection or a timeout → 503/8001, retryable, with the gener
     }
   });
 
-  it('a database nobody listens on (ECONNREFUSED), through Kysely and through the ORM', async () => {
-    const url = new URL(svc.databaseUrl);
-    url.port = String(await freePort());
-    const orm = await MikroORM.init(ormOptions(url.toString()));
-    try {
-      const viaKysely = await failureOf(() => sql`select 1`.execute(kysely(orm.em.fork())));
-      const viaOrm = await failureOf(() => orm.em.fork().count(User));
-      for (const error of [viaKysely, viaOrm]) {
-        expect(problemOf(error)).toMatchObject({ status: 503, error_code: 8001, retryable: true, detail: GENERIC_503 });
+  it('a database nobody listens on, over TCP (ECONNREFUSED) or a Unix-domain socket (no socket file: ENOENT), through Kysely and through the ORM', async () => {
+    const port = String(await freePort());
+    const socket = new URL(svc.databaseUrl);
+    // The embedded test database is reached through its socket directory.
+    expect(decodeURIComponent(socket.hostname)).toMatch(/^\//);
+    socket.port = port;
+    const tcp = new URL(socket);
+    tcp.hostname = '127.0.0.1';
+    for (const [url, code] of [[tcp, 'ECONNREFUSED'], [socket, 'ENOENT']] as const) {
+      const orm = await MikroORM.init(ormOptions(url.toString()));
+      try {
+        const viaKysely = await failureOf(() => sql`select 1`.execute(kysely(orm.em.fork())));
+        const viaOrm = await failureOf(() => orm.em.fork().count(User));
+        for (const error of [viaKysely, viaOrm]) {
+          expect(String(error)).toContain(code);
+          expect(problemOf(error)).toMatchObject({ status: 503, error_code: 8001, retryable: true, detail: GENERIC_503 });
+        }
+      } finally {
+        await orm.close(true);
       }
-    } finally {
-      await orm.close(true);
     }
+  });
+
+  it('a missing file is not a lost connection: ENOENT from anything but a connect is 500/8000', () => {
+    const missing = Object.assign(new Error("ENOENT: no such file or directory, open '/nope'"), { code: 'ENOENT', syscall: 'open' });
+    expect(toApiError(missing)).toMatchObject({ errorCode: 8000, status: 500 });
   });
 
   it('over HTTP: a request whose connection is terminated while it waits answers 503/8001 with the generic detail', async () => {

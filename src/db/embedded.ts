@@ -60,7 +60,8 @@ export async function startEmbeddedPostgres(dir: string, log: Log, opts: { port?
     await initdb(binaries, dataDir, password, runAs);
   }
   const port = opts.port ?? (await freePort());
-  const launch = () => startPostmaster(binaries, dataDir, port, runAs, log);
+  const socketDir = socketDirectoryFor(dataDir, port);
+  const launch = () => startPostmaster(binaries, dataDir, port, socketDir, runAs, log);
   let child = await launch().catch((error: unknown) => {
     throw new Error(`embedded PostgreSQL failed to start in ${dataDir}: ${messageOf(error)}`);
   });
@@ -102,8 +103,10 @@ export async function startEmbeddedPostgres(dir: string, log: Log, opts: { port?
   };
   supervise(child);
 
+  // A socket directory goes in the host part percent-encoded; pg and MikroORM decode it.
+  const host = socketDir === null ? '127.0.0.1' : encodeURIComponent(socketDir);
   return {
-    url: `postgresql://${PG_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${DB_NAME}`,
+    url: `postgresql://${PG_USER}:${encodeURIComponent(password)}@${host}:${port}/${DB_NAME}`,
     failure,
     stop: async () => {
       stopping = true;
@@ -267,9 +270,22 @@ async function initdb(binaries: Binaries, dataDir: string, password: string, run
   }
 }
 
+/**
+ * Where the postmaster puts its Unix-domain socket, which the service connects through: the cluster
+ * directory, so only the cluster's owner (and root) can reach it. A statement costs both processes about a
+ * quarter less CPU through it than through loopback TCP (bench/RESULTS.md). Null (TCP only) when the
+ * socket's path would pass the kernel's 107-byte limit, or the directory's name could not be passed to
+ * `unix_socket_directories` as it is (a comma or a space would split it).
+ */
+function socketDirectoryFor(dataDir: string, port: number): string | null {
+  const fits = Buffer.byteLength(path.join(dataDir, `.s.PGSQL.${port}`)) <= 107;
+  return fits && path.isAbsolute(dataDir) && /^[\w./-]+$/.test(dataDir) ? dataDir : null;
+}
+
 /** Spawns the postmaster and resolves once it accepts connections; rejects with its last words if it exits first. */
-function startPostmaster(binaries: Binaries, dataDir: string, port: number, runAs: RunAs | null, log: Log): Promise<ChildProcess> {
-  const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200', '-c', 'lc_messages=C'];
+function startPostmaster(binaries: Binaries, dataDir: string, port: number, socketDir: string | null, runAs: RunAs | null, log: Log): Promise<ChildProcess> {
+  // TCP on 127.0.0.1 stays open for psql and other tools.
+  const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir ?? ''}`, '-c', 'max_connections=200', '-c', 'lc_messages=C'];
   // Its own process group: a Ctrl-C in the terminal reaches the service, which stops PostgreSQL in order.
   const child = spawn(binaries.postgres, args, { ...runAs, cwd: '/', env: ENV, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {
