@@ -1,6 +1,7 @@
 // Publication notifications name the highest id published, and an instance that has read that far reads nothing more.
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { HubEvent } from '../src/events/hub.ts';
 import { NOTIFY_CHANNEL, publishedIdOf } from '../src/events/listener.ts';
 import { latestEventId, publishEvents } from '../src/events/store.ts';
 import { recordMarkers, until } from './helpers/events.ts';
@@ -71,8 +72,21 @@ describe('publishedIdOf (the listener reading a payload)', () => {
   });
 });
 
+/** A stream's stand-in on the hub for the test's duration: what it was offered, in order. */
+async function withSubscriber(run: (offered: number[]) => Promise<void>): Promise<void> {
+  const { hub } = svc.deps.events;
+  const offered: number[] = [];
+  const subscriber = { offer: (event: HubEvent) => void offered.push(event.id) };
+  hub.add(subscriber);
+  try {
+    await run(offered);
+  } finally {
+    hub.remove(subscriber);
+  }
+}
+
 describe('the fan-out reading the outbox (EventHub.catchUp)', () => {
-  it('reads nothing for a notification naming an id it has already read', async () => {
+  it('reads nothing for a notification naming an id it has already read', () => withSubscriber(async () => {
     const { hub } = svc.deps.events;
     await recordMarkers(svc, 1);
     await svc.deps.events.publish();
@@ -81,27 +95,40 @@ describe('the fan-out reading the outbox (EventHub.catchUp)', () => {
     await hub.catchUp(hub.position);
     await hub.catchUp(hub.position - 1);
     expect(reads()).toBe(0);
-  });
+  }));
 
-  it('reads once for a notification naming an id beyond what it has read', async () => {
+  it('reads once for a notification naming an id beyond what it has read', () => withSubscriber(async () => {
     const { hub } = svc.deps.events;
     const reads = countOutboxReads();
     await hub.catchUp(hub.position + 1);
     expect(reads()).toBe(1);
-  });
+  }));
 
-  it('reads without an id (a reconnect, an old release), and after a read that was already under way', async () => {
+  it('reads without an id (a reconnect, an old release), and after a read that was already under way', () => withSubscriber(async () => {
     const { hub } = svc.deps.events;
     const reads = countOutboxReads();
     // The second call may come after the first read began, so it must not be served by it.
     await Promise.all([hub.catchUp(), hub.catchUp()]);
     expect(reads()).toBe(2);
-  });
+  }));
 
+  it('reads nothing while no stream is open, and a stream opened later gets what commits after', async () => {
+    const { hub } = svc.deps.events;
+    const before = await latestEventId(svc.deps.orm.em.fork());
+    const reads = countOutboxReads();
+    await recordMarkers(svc, 2);
+    await until(() => hub.position === before + 2, 2000, 'the notification to move the hub on');
+    expect(reads()).toBe(0);
+    await withSubscriber(async (offered) => {
+      await recordMarkers(svc, 1);
+      await until(() => offered.length > 0, 2000, 'the next event');
+      expect(offered).toEqual([before + 3]);
+    });
+  });
 });
 
 describe('the instance that wrote an event', () => {
-  it('reads it from the outbox once: the notification starts the read, the publication does not read again', async () => {
+  it('reads it from the outbox once: the notification starts the read, the publication does not read again', () => withSubscriber(async (offered) => {
     const { hub } = svc.deps.events;
     const before = await latestEventId(svc.deps.orm.em.fork());
     const reads = countOutboxReads();
@@ -113,5 +140,6 @@ describe('the instance that wrote an event', () => {
     // Only the notification asked, naming the id: nothing asked for "whatever is there", which always reads.
     expect(catchUp.mock.calls).toEqual([[before + 1]]);
     expect(reads()).toBe(1);
-  });
+    expect(offered).toEqual([before + 1]);
+  }));
 });
