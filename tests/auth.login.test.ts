@@ -1,5 +1,10 @@
 // POST /auth/login: before setup, indistinguishable failures, username variants, throttling, session fixation.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { kysely } from '../src/db/kysely.ts';
+import { lockUser } from '../src/services/users/store.ts';
 import { CEO, PROBLEM } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser } from './helpers/users.ts';
@@ -260,6 +265,37 @@ describe('login throttling with the PostgreSQL store', () => {
     } finally {
       await second.close();
       await first.close();
+    }
+  });
+});
+
+describe('a login commits without waiting for the WAL flush (docs/auth.md)', () => {
+  const synchronousCommit = async (tx: EntityManager) => (await sql<{ value: string }>`select current_setting('synchronous_commit') as value`.execute(kysely(tx))).rows[0]?.value;
+
+  it('is asked for by the user lock, for that transaction only', async () => {
+    const user = await createUser(svc);
+    const em = svc.deps.orm.em.fork();
+    await em.transactional(async (tx) => {
+      expect(await lockUser(tx, user.id, { relaxCommitDurability: true })).toBe(true);
+      expect(await synchronousCommit(tx)).toBe('off');
+    });
+    await em.transactional(async (tx) => {
+      expect(await lockUser(tx, user.id)).toBe(true);
+      expect(await synchronousCommit(tx)).toBe('on');
+    });
+  });
+
+  it('is what a login takes its user lock with, in the same statement', async () => {
+    const { username, password } = await createUser(svc);
+    const query = vi.spyOn(pg.Client.prototype, 'query');
+    try {
+      expect((await login({ username, password })).statusCode).toBe(200);
+      const textOf = (sent: unknown) => (typeof sent === 'string' ? sent : typeof sent === 'object' && sent !== null && 'text' in sent ? String(sent.text) : '');
+      const sent = query.mock.calls.map(([text]) => textOf(text));
+      expect(sent.filter((text) => /for update/.test(text) && /set_config\('synchronous_commit', 'off', true\)/.test(text))).toHaveLength(1);
+      expect(sent.filter((text) => /synchronous_commit/.test(text))).toHaveLength(1);
+    } finally {
+      query.mockRestore();
     }
   });
 });

@@ -135,9 +135,8 @@ export async function login(
   if (!(await verifyPassword(user.passwordHash, input.password))) throw ApiError.unauthorized(INVALID_LOGIN);
   await recordLoginSuccess(loginThrottle, key, input.client.ip);
   const tokens = await em.transactional(async (tx) => {
-    await store.relaxCommitDurability(tx);
     if (needsRehash(user.passwordHash)) await users.replacePasswordHash(tx, user.id, await hashPassword(input.password));
-    return issueSession({ em: tx, clock, config }, user.id, input.client);
+    return issueSession({ em: tx, clock, config }, user.id, input.client, { relaxCommitDurability: true });
   });
   return signIn(secret, user, tokens);
 }

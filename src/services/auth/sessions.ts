@@ -43,15 +43,21 @@ function lucia(adapter: MikroOrmSessionAdapter, accessTokenTtl: number) {
   });
 }
 
-/** Creates a session for `userId`; call inside a transaction (the user row stays locked until it ends). */
+/**
+ * Creates a session for `userId`; call inside a transaction (the user row stays locked until it ends).
+ * `relaxCommitDurability` (a login) lets that transaction commit without waiting for the WAL flush: an
+ * operating-system crash can at worst lose the session just issued (its owner signs in again) and the
+ * eviction it made room with, never half of either. That wait was most of a login's database time.
+ */
 export async function issueSession(
   { em, clock, config }: { em: EntityManager; clock: Clock; config: SessionSettings },
   userId: string,
   client: ClientInfo,
+  opts: { relaxCommitDurability?: boolean } = {},
 ): Promise<IssuedSession> {
   const now = clock.now();
   // Serialises a user's concurrent sign-ins, so the cap holds: each one sees the sessions the others made.
-  await lockUser(em, userId);
+  await lockUser(em, userId, opts);
   // Make room under the per-user cap: the oldest live sessions go first (each with its session.revoked event).
   await evictSessionsBeyond(em, userId, config.maxSessionsPerUser - 1, now);
   const accessToken = newToken(32);

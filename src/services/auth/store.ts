@@ -1,6 +1,6 @@
 // The sessions, refresh_tokens and ws_tickets tables: the only module that reads or writes them.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, type CompiledQuery, type ExpressionBuilder, type InferResult, type Insertable } from 'kysely';
+import type { CompiledQuery, ExpressionBuilder, InferResult, Insertable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
 import { executePrepared } from '../../db/prepared.ts';
@@ -18,16 +18,6 @@ export type RevokeReason = (typeof SESSION_END_REASONS)[number];
 
 /** A session a revocation ended: whom its event goes to, and the owner's name (null once the user is deleted). */
 export type EndedSession = { id: string; userId: string; username: string | null };
-
-/**
- * Sessions created by a login may be committed without waiting for the WAL flush: an operating-system
- * crash can at worst lose a just-issued session (its owner signs in again), never half of one. That wait
- * was most of a login's database time. Revocations keep full durability.
- */
-export async function relaxCommitDurability(tx: EntityManager): Promise<void> {
-  // SET has no query-builder form.
-  await sql`set local synchronous_commit = off`.execute(kysely(tx));
-}
 
 /**
  * The hot path, run by every authenticated request: one indexed query (token hash → session → user, a left

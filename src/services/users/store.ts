@@ -1,6 +1,6 @@
 // The users and user_org_roles tables: the only module that reads or writes them.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { CompiledQuery, ExpressionBuilder, Insertable } from 'kysely';
+import { sql, type CompiledQuery, type ExpressionBuilder, type Insertable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
 import { executePrepared } from '../../db/prepared.ts';
@@ -55,9 +55,15 @@ export async function ceoExists(em: EntityManager): Promise<boolean> {
   return row !== undefined;
 }
 
-/** Locks the user's row until the transaction ends; false when there is no such user. */
-export async function lockUser(em: EntityManager, id: string): Promise<boolean> {
-  const row = await kysely(em).selectFrom('users').select('id').where('id', '=', id).forUpdate().executeTakeFirst();
+/**
+ * Locks the user's row until the transaction ends; false when there is no such user. With
+ * `relaxCommitDurability`, the same round trip lets the transaction commit without waiting for the WAL flush
+ * (`set_config(…, true)` is SET LOCAL as a function, which a select can carry).
+ */
+export async function lockUser(em: EntityManager, id: string, opts: { relaxCommitDurability?: boolean } = {}): Promise<boolean> {
+  let query = kysely(em).selectFrom('users').select('id').where('id', '=', id).forUpdate();
+  if (opts.relaxCommitDurability) query = query.select(sql<string>`set_config('synchronous_commit', 'off', true)`.as('synchronousCommit'));
+  const row = await query.executeTakeFirst();
   return row !== undefined;
 }
 
