@@ -287,15 +287,36 @@ describe('a login commits without waiting for the WAL flush (docs/auth.md)', () 
 
   it('is what a login takes its user lock with, in the same statement', async () => {
     const { username, password } = await createUser(svc);
-    const query = vi.spyOn(pg.Client.prototype, 'query');
-    try {
-      expect((await login({ username, password })).statusCode).toBe(200);
-      const textOf = (sent: unknown) => (typeof sent === 'string' ? sent : typeof sent === 'object' && sent !== null && 'text' in sent ? String(sent.text) : '');
-      const sent = query.mock.calls.map(([text]) => textOf(text));
-      expect(sent.filter((text) => /for update/.test(text) && /set_config\('synchronous_commit', 'off', true\)/.test(text))).toHaveLength(1);
-      expect(sent.filter((text) => /synchronous_commit/.test(text))).toHaveLength(1);
-    } finally {
-      query.mockRestore();
-    }
+    const sent = await statementsOf(async () => expect((await login({ username, password })).statusCode).toBe(200));
+    expect(sent.filter((text) => /for update/.test(text) && /set_config\('synchronous_commit', 'off', true\)/.test(text))).toHaveLength(1);
+    expect(sent.filter((text) => /synchronous_commit/.test(text))).toHaveLength(1);
   });
 });
+
+describe('a session is written with its first refresh token', () => {
+  it('in one statement, and that token refreshes the session', async () => {
+    const { username, password } = await createUser(svc);
+    let res: Awaited<ReturnType<typeof login>> | undefined;
+    const sent = await statementsOf(async () => void (res = await login({ username, password })));
+    expect(res?.statusCode).toBe(200);
+    const writes = sent.filter((text) => /insert into "(sessions|refresh_tokens)"/.test(text));
+    expect(writes).toHaveLength(1);
+    expect(writes[0]).toMatch(/insert into "sessions".*insert into "refresh_tokens"/);
+    const refreshToken = res ? cookieValue(res, 'refresh_token') : undefined;
+    expect(refreshToken).toBeDefined();
+    const refreshed = await svc.app.inject({ method: 'POST', url: '/api/v1/auth/refresh', cookies: { refresh_token: refreshToken ?? '' } });
+    expect(refreshed.statusCode).toBe(200);
+  });
+});
+
+/** The text of every statement sent to PostgreSQL while `run` runs. */
+async function statementsOf(run: () => Promise<void>): Promise<string[]> {
+  const query = vi.spyOn(pg.Client.prototype, 'query');
+  try {
+    await run();
+    const textOf = (sent: unknown) => (typeof sent === 'string' ? sent : typeof sent === 'object' && sent !== null && 'text' in sent ? String(sent.text) : '');
+    return query.mock.calls.map(([text]) => textOf(text));
+  } finally {
+    query.mockRestore();
+  }
+}

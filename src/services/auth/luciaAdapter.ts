@@ -15,6 +15,8 @@ export type SessionAttributes = {
   userAgent?: string | null;
   refreshExpiresAt?: Date;
   absoluteExpiresAt?: Date;
+  /** The hash of the session's first refresh token, written with it (setSession only). */
+  refreshTokenHash?: string;
 };
 
 export type UserAttributes = { username: string; role: Role; mustChangePassword: boolean; grants: Grant[] };
@@ -64,18 +66,23 @@ export class MikroOrmSessionAdapter implements Adapter {
 
   async setSession(session: DatabaseSession): Promise<void> {
     const a = session.attributes;
-    await store.insertSession(this.em, {
-      id: a.publicId,
-      tokenHash: sha256(session.id),
-      userId: session.userId,
-      ipAddress: a.ipAddress ?? null,
-      userAgent: a.userAgent ?? null,
-      createdAt: a.lastActiveAt,
-      lastActiveAt: a.lastActiveAt,
-      expiresAt: session.expiresAt,
-      refreshExpiresAt: a.refreshExpiresAt ?? session.expiresAt,
-      absoluteExpiresAt: a.absoluteExpiresAt ?? session.expiresAt,
-    });
+    if (a.refreshTokenHash === undefined) throw new Error('a session is created with its first refresh token (issueSession)');
+    await store.insertSession(
+      this.em,
+      {
+        id: a.publicId,
+        tokenHash: sha256(session.id),
+        userId: session.userId,
+        ipAddress: a.ipAddress ?? null,
+        userAgent: a.userAgent ?? null,
+        createdAt: a.lastActiveAt,
+        lastActiveAt: a.lastActiveAt,
+        expiresAt: session.expiresAt,
+        refreshExpiresAt: a.refreshExpiresAt ?? session.expiresAt,
+        absoluteExpiresAt: a.absoluteExpiresAt ?? session.expiresAt,
+      },
+      { tokenHash: a.refreshTokenHash },
+    );
   }
 
   async updateSessionExpiration(token: string, expiresAt: Date): Promise<void> {

@@ -67,10 +67,9 @@ export async function issueSession(
   const refreshExpiresAt = new Date(Math.min(now.getTime() + config.refreshTokenTtl * 1000, absoluteExpiresAt.getTime()));
   await lucia(new MikroOrmSessionAdapter(em, clock), config.accessTokenTtl).createSession(
     userId,
-    { publicId: sessionId, lastActiveAt: now, ipAddress: client.ip, userAgent: client.userAgent, refreshExpiresAt, absoluteExpiresAt },
+    { publicId: sessionId, lastActiveAt: now, ipAddress: client.ip, userAgent: client.userAgent, refreshExpiresAt, absoluteExpiresAt, refreshTokenHash: sha256(refreshToken) },
     { sessionId: accessToken },
   );
-  await store.insertRefreshToken(em, { tokenHash: sha256(refreshToken), sessionId, createdAt: now, expiresAt: refreshExpiresAt });
   return issued(sessionId, accessToken, refreshToken, now, new Date(now.getTime() + config.accessTokenTtl * 1000), refreshExpiresAt);
 }
 

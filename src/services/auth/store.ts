@@ -60,8 +60,17 @@ export async function findSessionByTokenHash(em: EntityManager, tokenHash: strin
   return rows[0];
 }
 
-export async function insertSession(em: EntityManager, session: Insertable<DB['sessions']>): Promise<void> {
-  await kysely(em).insertInto('sessions').values(session).execute();
+/**
+ * A new session and its first refresh token, in one statement: a sign-in's round trips are most of its cost
+ * besides argon2 (bench/RESULTS.md). The token's foreign key is checked at the end of the statement, by
+ * when the session's row is there.
+ */
+export async function insertSession(em: EntityManager, session: Insertable<DB['sessions']>, refreshToken: { tokenHash: string }): Promise<void> {
+  await kysely(em)
+    .with('session', (db) => db.insertInto('sessions').values(session))
+    .insertInto('refresh_tokens')
+    .values({ tokenHash: refreshToken.tokenHash, sessionId: session.id, createdAt: session.createdAt, expiresAt: session.refreshExpiresAt })
+    .execute();
 }
 
 /** Moves an access token's expiry, never past the session's absolute lifetime or its refresh window. */
