@@ -1,4 +1,4 @@
-// Hot compiled selects run as named prepared statements: PostgreSQL parses and plans each once per connection.
+// Hot compiled statements run as named prepared statements: PostgreSQL parses and plans each once per connection.
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
@@ -7,8 +7,8 @@ import { EntityResultPlugin, kysely, type DB } from './kysely.ts';
 import { nativePool } from './pool.ts';
 
 /**
- * Runs a select compiled once per process (`query.compile()` through `kysely(em)`) as a named prepared
- * statement on the ORM's pool. Kysely sends every query unnamed, so PostgreSQL parses and plans it on each
+ * Runs a statement compiled once per process (`query.compile()` through `kysely(em)`, or
+ * compiledStatement) as a named prepared statement on the ORM's pool. Kysely sends every query unnamed, so PostgreSQL parses and plans it on each
  * call; for the session lookup (a join plus a JSON subquery) that was ~270 µs of PostgreSQL's CPU per
  * authenticated request against ~180 µs to execute it (bench/RESULTS.md). Rows are converted by the same
  * plugin as any Kysely query (Dates, property names). Inside a transaction the statement must run on the
@@ -38,7 +38,7 @@ function preparedDialect(pool: Pool) {
   const driver: Driver = {
     init: async () => {},
     acquireConnection: async () => connection,
-    // Only single selects come here: a transaction goes through the ORM's own connection (above).
+    // Only single statements come here: a transaction goes through the ORM's own connection (above).
     beginTransaction: async () => Promise.reject(new Error('prepared statements run outside transactions')),
     commitTransaction: async () => {},
     rollbackTransaction: async () => {},
@@ -72,14 +72,15 @@ class PreparedStatements implements DatabaseConnection {
       if (!isStalePlan(error)) throw error;
       // A migration changed what the statement returns (a column added under `users.*`, say) while this
       // instance ran: PostgreSQL refuses the plan prepared before it, on every connection that has it. Under
-      // a new name each connection prepares it again. A select, so running it once more is safe.
+      // a new name each connection prepares it again. PostgreSQL refuses the stale plan before running
+      // anything, so running the statement once more is safe, a write too.
       this.#generations.set(query.sql, (this.#generations.get(query.sql) ?? 0) + 1);
       this.#names.delete(query.sql);
       return this.#run<R>(query);
     }
   }
 
-  // Selects only: Kysely reads `rows` (and the row count of a write, which none of these is).
+  // Callers read `rows` (compiledStatement returns only those), so pg's result passes as it is.
   async #run<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     return this.#pool.query<R & QueryResultRow>({ name: this.#nameOf(query.sql), text: query.sql, values: [...query.parameters] });
   }

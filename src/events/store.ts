@@ -1,6 +1,7 @@
 // The events area's one store: the outbox, its retention mark and the open-stream registry (tickets are the auth store's).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { NotNull } from 'kysely';
+import { compiledStatement } from '../db/compiled.ts';
 import { EventsPublish } from '../db/entities/Event.ts';
 import { kysely, type Stored } from '../db/kysely.ts';
 import { isRole, type Role } from '../services/auth/roles.ts';
@@ -10,9 +11,20 @@ import type { Channel } from './catalogue.ts';
 export type StoredEvent = Omit<Stored<'events'>, 'id'> & { id: number };
 export type NewEvent = Omit<Stored<'events'>, 'id' | 'rowId'>;
 
+const insertEventRow = compiledStatement((em, event: NewEvent) =>
+  kysely(em).insertInto('events').values({
+    type: event.type,
+    channel: event.channel,
+    occurredAt: event.occurredAt,
+    actor: event.actor,
+    audienceUserId: event.audienceUserId,
+    data: event.data,
+  }),
+);
+
 /** Writes an event row; it gets its public id when it is published, after its transaction commits. */
 export async function insertEvent(em: EntityManager, event: NewEvent): Promise<void> {
-  await kysely(em).insertInto('events').values(event).execute();
+  await insertEventRow(em, event);
 }
 
 /** Publishes up to `batch` committed events (see EventsPublish); returns how many. Runs as its own transaction. */

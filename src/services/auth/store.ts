@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CompiledQuery, ExpressionBuilder, InferResult, Insertable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
+import { compiledStatement } from '../../db/compiled.ts';
 import { executePrepared } from '../../db/prepared.ts';
 import { isRole, type Role } from './roles.ts';
 
@@ -65,13 +66,31 @@ export async function findSessionByTokenHash(em: EntityManager, tokenHash: strin
  * besides argon2 (bench/RESULTS.md). The token's foreign key is checked at the end of the statement, by
  * when the session's row is there.
  */
-export async function insertSession(em: EntityManager, session: Insertable<DB['sessions']>, refreshToken: { tokenHash: string }): Promise<void> {
-  await kysely(em)
-    .with('session', (db) => db.insertInto('sessions').values(session))
-    .insertInto('refresh_tokens')
-    .values({ tokenHash: refreshToken.tokenHash, sessionId: session.id, createdAt: session.createdAt, expiresAt: session.refreshExpiresAt })
-    .execute();
+export async function insertSession(em: EntityManager, session: NewSession, refreshToken: { tokenHash: string }): Promise<void> {
+  await insertSessionRows(em, { ...session, refreshTokenHash: refreshToken.tokenHash });
 }
+
+type NewSession = Omit<StoredSession, 'revokedAt' | 'revokedReason'>;
+
+const insertSessionRows = compiledStatement((em, v: NewSession & { refreshTokenHash: string }) =>
+  kysely(em)
+    .with('session', (db) =>
+      db.insertInto('sessions').values({
+        id: v.id,
+        tokenHash: v.tokenHash,
+        userId: v.userId,
+        ipAddress: v.ipAddress,
+        userAgent: v.userAgent,
+        createdAt: v.createdAt,
+        lastActiveAt: v.lastActiveAt,
+        expiresAt: v.expiresAt,
+        refreshExpiresAt: v.refreshExpiresAt,
+        absoluteExpiresAt: v.absoluteExpiresAt,
+      }),
+    )
+    .insertInto('refresh_tokens')
+    .values({ tokenHash: v.refreshTokenHash, sessionId: v.id, createdAt: v.createdAt, expiresAt: v.refreshExpiresAt }),
+);
 
 /** Moves an access token's expiry, never past the session's absolute lifetime or its refresh window. */
 export async function extendSession(em: EntityManager, tokenHash: string, expiresAt: Date): Promise<void> {
@@ -97,23 +116,26 @@ const ownerName = (eb: ExpressionBuilder<DB, 'sessions'>) =>
 
 /** Revokes the user's live sessions beyond the newest `keep` (the per-user cap makes room for one more); returns them. */
 export async function evictSessionsBeyond(em: EntityManager, userId: string, keep: number, now: Date): Promise<EndedSession[]> {
-  return kysely(em)
+  return evictSessions(em, { userId, keep, now });
+}
+
+const evictSessions = compiledStatement((em, v: { userId: string; keep: number; now: Date }) =>
+  kysely(em)
     .updateTable('sessions')
-    .set({ revokedAt: now, revokedReason: 'evicted' })
+    .set({ revokedAt: v.now, revokedReason: 'evicted' })
     .where('id', 'in', (eb) =>
       eb
         .selectFrom('sessions')
         .select('id')
-        .where('userId', '=', userId)
+        .where('userId', '=', v.userId)
         .where('revokedAt', 'is', null)
-        .where('refreshExpiresAt', '>', now)
+        .where('refreshExpiresAt', '>', v.now)
         .orderBy('createdAt', 'desc')
         .orderBy('id', 'desc')
-        .offset(keep),
+        .offset(v.keep),
     )
-    .returning(['sessions.id', 'sessions.userId', ownerName])
-    .execute();
-}
+    .returning(['sessions.id', 'sessions.userId', ownerName]),
+);
 
 /** Revokes one session unless it already is; returns it when it was live. */
 export async function revokeSession(em: EntityManager, id: string, reason: RevokeReason, now: Date): Promise<EndedSession | undefined> {

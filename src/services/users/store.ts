@@ -2,6 +2,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql, type CompiledQuery, type ExpressionBuilder, type Insertable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { compiledStatement } from '../../db/compiled.ts';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
 import { executePrepared } from '../../db/prepared.ts';
 import type { Role } from '../auth/roles.ts';
@@ -61,11 +62,18 @@ export async function ceoExists(em: EntityManager): Promise<boolean> {
  * (`set_config(…, true)` is SET LOCAL as a function, which a select can carry).
  */
 export async function lockUser(em: EntityManager, id: string, opts: { relaxCommitDurability?: boolean } = {}): Promise<boolean> {
-  let query = kysely(em).selectFrom('users').select('id').where('id', '=', id).forUpdate();
-  if (opts.relaxCommitDurability) query = query.select(sql<string>`set_config('synchronous_commit', 'off', true)`.as('synchronousCommit'));
-  const row = await query.executeTakeFirst();
-  return row !== undefined;
+  const rows = await (opts.relaxCommitDurability ? lockUserRelaxingDurability : lockUserRow)(em, { id });
+  return rows.length > 0;
 }
+
+const lockUserRow = compiledStatement((em, v: { id: string }) => kysely(em).selectFrom('users').select('id').where('id', '=', v.id).forUpdate());
+const lockUserRelaxingDurability = compiledStatement((em, v: { id: string }) =>
+  kysely(em)
+    .selectFrom('users')
+    .select(['id', sql<string>`set_config('synchronous_commit', 'off', true)`.as('synchronousCommit')])
+    .where('id', '=', v.id)
+    .forUpdate(),
+);
 
 type UserPosition = { createdAt: Date; id: string };
 

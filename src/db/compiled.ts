@@ -1,0 +1,68 @@
+// Statements built and compiled once per process, then run with each call's values.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Compilable, CompiledQuery } from 'kysely';
+import { executePrepared } from './prepared.ts';
+
+/**
+ * `compiledStatement((em, values) => query)` builds the query once, on first use, with a stand-in for
+ * each of `values`, and every call then only puts the call's values where the stand-ins ended up.
+ * Building a statement with Kysely and passing it through the ORM's plugin costs more CPU than a small
+ * statement costs PostgreSQL: a login spent about a quarter of its main-thread time there
+ * (bench/RESULTS.md). Outside a transaction the statement runs prepared (db/prepared.ts).
+ *
+ * `build` must pass each value on untouched, as a value of the query (not decide the statement's shape
+ * with it, nor compute with it): the first call checks that each stand-in arrived as a parameter,
+ * unchanged or converted as the ORM converts a JSON column's value, and throws otherwise (a computation
+ * that leaves the stand-in's text as it was cannot be told). Rows are converted as any query's.
+ */
+export function compiledStatement<V extends Record<string, unknown>, R>(build: (em: EntityManager, values: V) => Compilable<R>): (em: EntityManager, values: V) => Promise<R[]> {
+  let plan: Plan<R> | undefined;
+  return async (em, values) => {
+    plan ??= planOf(em, build);
+    const query: CompiledQuery<R> = { ...plan.query, parameters: plan.slots.map((fill) => fill(values)) };
+    return (await executePrepared(em, query)).rows;
+  };
+}
+
+type Slot = (values: Record<string, unknown>) => unknown;
+type Plan<R> = { query: CompiledQuery<R>; slots: readonly Slot[] };
+
+// A NUL cannot reach PostgreSQL in a text value, so no real constant of a query looks like this.
+const STAND_IN = '\u0000value:';
+
+function planOf<V extends Record<string, unknown>, R>(em: EntityManager, build: (em: EntityManager, values: V) => Compilable<R>): Plan<R> {
+  const asked = new Set<string>();
+  const standIns = new Proxy<Record<string, string>>(
+    {},
+    {
+      get: (_, name) => {
+        asked.add(String(name));
+        return STAND_IN + String(name);
+      },
+    },
+  );
+  // The one place a value is not what its type says: a stand-in string, which build only passes on.
+  const query = build(em, standIns as V).compile();
+  const placed = new Set<string>();
+  const slots = query.parameters.map((parameter): Slot => {
+    const name = standInName(parameter);
+    if (name !== undefined) {
+      placed.add(name);
+      return (values) => values[name];
+    }
+    const jsonName = typeof parameter === 'string' && parameter.startsWith('"') ? standInName(JSON.parse(parameter)) : undefined;
+    if (jsonName !== undefined) {
+      placed.add(jsonName);
+      // What the ORM's JsonType does to a JSON column's value (null stays SQL NULL).
+      return (values) => (values[jsonName] == null ? values[jsonName] : JSON.stringify(values[jsonName]));
+    }
+    if (typeof parameter === 'string' && parameter.includes(STAND_IN)) throw new Error(`compiledStatement: a value was converted in a way it cannot repeat: ${JSON.stringify(parameter)}`);
+    return () => parameter;
+  });
+  for (const name of asked) if (!placed.has(name)) throw new Error(`compiledStatement: "${name}" was used to build the statement, not passed as one of its values`);
+  return { query, slots };
+}
+
+function standInName(parameter: unknown): string | undefined {
+  return typeof parameter === 'string' && parameter.startsWith(STAND_IN) ? parameter.slice(STAND_IN.length) : undefined;
+}
