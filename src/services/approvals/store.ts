@@ -2,6 +2,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ExpressionBuilder, Insertable } from 'kysely';
 import type { ApprovalStatus, RiskLevel } from '../../db/values.ts';
+import { compiledStatement } from '../../db/compiled.ts';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
 
 /** An approval as stored: timestamps are Dates, metadata an object. */
@@ -35,8 +36,10 @@ export async function insertApproval(em: EntityManager, approval: NewApproval): 
 }
 
 export async function findApproval(em: EntityManager, id: string): Promise<StoredApproval | undefined> {
-  return kysely(em).selectFrom('approvals').selectAll().where('id', '=', id).executeTakeFirst();
+  return (await approvalById(em, { id }))[0];
 }
+
+const approvalById = compiledStatement((em, v: { id: string }) => kysely(em).selectFrom('approvals').selectAll().where('id', '=', v.id));
 
 export type ApprovalsQuery = {
   now: Date;
@@ -71,16 +74,19 @@ export type Decision = Required<Pick<NewApproval, 'decidedAt' | 'decidedById' | 
  * Returns the decided row, or undefined when another decision or the deadline got there first.
  */
 export async function decideIfPending(em: EntityManager, id: string, decision: Decision, now: Date): Promise<StoredApproval | undefined> {
-  return kysely(em)
-    .updateTable('approvals')
-    .set(decision)
-    .where('id', '=', id)
-    .where((eb) => decidable(eb, now))
-    // Nobody decides their own request.
-    .where('requestedById', '<>', decision.decidedById)
-    .returningAll()
-    .executeTakeFirst();
+  return (await decideRow(em, { ...decision, id, now }))[0];
 }
+
+const decideRow = compiledStatement((em, v: Decision & { id: string; now: Date }) =>
+  kysely(em)
+    .updateTable('approvals')
+    .set({ status: v.status, decidedAt: v.decidedAt, decidedById: v.decidedById, decidedBy: v.decidedBy, decisionReason: v.decisionReason })
+    .where('id', '=', v.id)
+    .where((eb) => decidable(eb, v.now))
+    // Nobody decides their own request.
+    .where('requestedById', '<>', v.decidedById)
+    .returningAll(),
+);
 
 /** Writes the given approvals expired if they are overdue at `now`; decided ones are left alone. */
 export async function expireIfOverdue(em: EntityManager, ids: readonly string[], now: Date): Promise<StoredApproval[]> {
