@@ -1,7 +1,7 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kysely } from '../src/db/kysely.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
+import { statementsDuring } from './helpers/statements.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
 
 let svc: TestService;
@@ -49,11 +49,6 @@ function decide(user: TestUser, id: string, verb: 'approve' | 'reject', payload?
 /** Strings that contain or resemble a real id (PostgreSQL would cast some, refuse others) but are not it. */
 function nearUuids(id: string): string[] {
   return [`${id}x`, `x${id}`, `${id}0`, `${id}%0A`, `%20${id}`, `%7B${id}%7D`, id.replaceAll('-', '')];
-}
-
-function textOf(sent: unknown): string {
-  if (typeof sent === 'string') return sent;
-  return typeof sent === 'object' && sent !== null && 'text' in sent ? String(sent.text) : '';
 }
 
 async function storedRow(id: string) {
@@ -232,14 +227,9 @@ describe('POST /api/v1/approvals/{approval_id}/approve', () => {
 
   it('without If-Match reads nothing before its transaction: the conditional update is the only statement on approvals', async () => {
     const id = await createId();
-    const query = vi.spyOn(pg.Client.prototype, 'query');
-    try {
-      expect((await decide(board, id, 'approve')).statusCode).toBe(200);
-      const onApprovals = query.mock.calls.map(([sent]: unknown[]) => textOf(sent)).filter((text) => /"approvals"/.test(text));
-      expect(onApprovals).toEqual([expect.stringMatching(/^update "approvals"/)]);
-    } finally {
-      query.mockRestore();
-    }
+    const sent = await statementsDuring(async () => expect((await decide(board, id, 'approve')).statusCode).toBe(200));
+    const onApprovals = sent.map((s) => s.text).filter((text) => /"approvals"/.test(text));
+    expect(onApprovals).toEqual([expect.stringMatching(/^update "approvals"/)]);
   });
 
   it('is 404/3000 for an unknown approval', async () => {

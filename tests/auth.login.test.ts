@@ -1,12 +1,12 @@
 // POST /auth/login: before setup, indistinguishable failures, username variants, throttling, session fixation.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kysely } from '../src/db/kysely.ts';
 import { lockUser } from '../src/services/users/store.ts';
 import { CEO, PROBLEM } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
+import { statementsDuring } from './helpers/statements.ts';
 import { createUser } from './helpers/users.ts';
 
 
@@ -287,7 +287,7 @@ describe('a login commits without waiting for the WAL flush (docs/auth.md)', () 
 
   it('is what a login takes its user lock with, in the same statement', async () => {
     const { username, password } = await createUser(svc);
-    const sent = await statementsOf(async () => expect((await login({ username, password })).statusCode).toBe(200));
+    const sent = (await statementsDuring(async () => expect((await login({ username, password })).statusCode).toBe(200))).map((s) => s.text);
     expect(sent.filter((text) => /for update/.test(text) && /set_config\('synchronous_commit', 'off', true\)/.test(text))).toHaveLength(1);
     expect(sent.filter((text) => /synchronous_commit/.test(text))).toHaveLength(1);
   });
@@ -297,7 +297,7 @@ describe('a session is written with its first refresh token', () => {
   it('in one statement, and that token refreshes the session', async () => {
     const { username, password } = await createUser(svc);
     let res: Awaited<ReturnType<typeof login>> | undefined;
-    const sent = await statementsOf(async () => void (res = await login({ username, password })));
+    const sent = (await statementsDuring(async () => void (res = await login({ username, password })))).map((s) => s.text);
     expect(res?.statusCode).toBe(200);
     const writes = sent.filter((text) => /insert into "(sessions|refresh_tokens)"/.test(text));
     expect(writes).toHaveLength(1);
@@ -308,15 +308,3 @@ describe('a session is written with its first refresh token', () => {
     expect(refreshed.statusCode).toBe(200);
   });
 });
-
-/** The text of every statement sent to PostgreSQL while `run` runs. */
-async function statementsOf(run: () => Promise<void>): Promise<string[]> {
-  const query = vi.spyOn(pg.Client.prototype, 'query');
-  try {
-    await run();
-    const textOf = (sent: unknown) => (typeof sent === 'string' ? sent : typeof sent === 'object' && sent !== null && 'text' in sent ? String(sent.text) : '');
-    return query.mock.calls.map(([text]) => textOf(text));
-  } finally {
-    query.mockRestore();
-  }
-}

@@ -1,11 +1,11 @@
 // compiledStatement: a statement built once runs with each call's values, converted as the ORM converts them.
-import pg from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { compiledStatement } from '../src/db/compiled.ts';
 import { kysely } from '../src/db/kysely.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
+import { statementsDuring } from './helpers/statements.ts';
 import { createUser } from './helpers/users.ts';
 
 let svc: TestService;
@@ -42,10 +42,8 @@ describe('compiledStatement', () => {
 
   it('runs prepared outside a transaction, and on the transaction’s connection inside one (seeing its writes)', async () => {
     const user = await createUser(svc);
-    const query = vi.spyOn(pg.Client.prototype, 'query');
-    await userById(fresh(), { id: user.id });
-    const named = (sent: unknown) => typeof sent === 'object' && sent !== null && 'name' in sent && typeof sent.name === 'string';
-    expect(query.mock.calls.some(([sent]) => named(sent))).toBe(true);
+    const sent = await statementsDuring(async () => void (await userById(fresh(), { id: user.id })));
+    expect(sent.filter((s) => s.text.includes('from "users"'))).toEqual([{ text: expect.any(String), named: true }]);
     await rolledBack(async (tx) => {
       await kysely(tx).updateTable('users').set({ username: 'renamed_in_tx' }).where('id', '=', user.id).execute();
       expect(await userById(tx, { id: user.id })).toMatchObject([{ username: 'renamed_in_tx' }]);

@@ -6,6 +6,7 @@ import { NOTIFY_CHANNEL, publishedIdOf } from '../src/events/listener.ts';
 import { latestEventId, publishEvents } from '../src/events/store.ts';
 import { recordMarkers, until } from './helpers/events.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
+import { recordStatements } from './helpers/statements.ts';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -17,9 +18,8 @@ afterEach(() => vi.restoreAllMocks());
 
 /** Counts the fan-out's outbox reads (`select … from "events" where "id" > …`) sent from now on. */
 function countOutboxReads(): () => number {
-  const query = vi.spyOn(pg.Client.prototype, 'query');
-  const textOf = (sent: unknown) => (typeof sent === 'string' ? sent : typeof sent === 'object' && sent !== null && 'text' in sent ? String(sent.text) : '');
-  return () => query.mock.calls.filter(([sent]) => /from "events" where "id" >/.test(textOf(sent))).length;
+  const sent = recordStatements();
+  return () => sent().filter((s) => /from "events" where "id" >/.test(s.text)).length;
 }
 
 /** Runs `check` with the payloads of every notification on the events channel from now on (its own connection). */
