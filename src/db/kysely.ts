@@ -49,25 +49,32 @@ export function mikroOrmPlugin(em: EntityManager): KyselyPlugin {
  * tests/db.kysely-plugin.test.ts holds both to the same output for every table.
  */
 export class EntityResultPlugin implements KyselyPlugin {
-  readonly #inner: KyselyPlugin;
+  readonly #em: EntityManager;
+  #inner: KyselyPlugin | undefined;
   readonly #compiler: PlanCompiler;
   // By query id across instances, as MikroORM keeps its own: a query compiled once (auth/store.ts) is run through later instances.
   static readonly #tables = new WeakMap<QueryId, Tables>();
 
   constructor(em: EntityManager) {
-    this.#inner = mikroOrmPlugin(em);
+    this.#em = em;
     this.#compiler = compilerFor(em);
+  }
+
+  // Made on first need: building MikroORM's plugin (its transformer) cost ~25 µs, and a statement compiled
+  // once (db/compiled.ts) only has its result converted, which needs it only for a CTE's.
+  get #mikroOrm(): KyselyPlugin {
+    return (this.#inner ??= mikroOrmPlugin(this.#em));
   }
 
   transformQuery(args: PluginTransformQueryArgs) {
     const tables = this.#compiler.tablesOf(args.node);
     if (tables !== null) EntityResultPlugin.#tables.set(args.queryId, tables);
-    return this.#inner.transformQuery(args);
+    return this.#mikroOrm.transformQuery(args);
   }
 
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
     const tables = EntityResultPlugin.#tables.get(args.queryId);
-    if (tables === undefined) return this.#inner.transformResult(args);
+    if (tables === undefined) return this.#mikroOrm.transformResult(args);
     const rows = args.result.rows;
     const first = rows[0];
     if (first === undefined || tables.length === 0) return args.result;
@@ -93,6 +100,7 @@ function compilerFor(em: EntityManager): PlanCompiler {
 class PlanCompiler {
   readonly #byName = new Map<string, EntityMetadata>();
   readonly #plans = new Map<string, (row: UnknownRow) => UnknownRow>();
+  readonly #byTables = new WeakMap<Tables, Map<string, (row: UnknownRow) => UnknownRow>>();
   readonly #converters = new Map<EntityProperty, Convert>();
   readonly #platform: Platform;
 
@@ -117,6 +125,18 @@ class PlanCompiler {
 
   /** The row transformation MikroORM's transformer applies, for rows with exactly these columns in this order. */
   plan(tables: Tables, columns: readonly string[]): (row: UnknownRow) => UnknownRow {
+    // A query compiled once keeps its tables object: found without spelling out the tables' key.
+    const columnsKey = columns.join(',');
+    let byColumns = this.#byTables.get(tables);
+    const known = byColumns?.get(columnsKey);
+    if (known) return known;
+    const plan = this.#planOf(tables, columns);
+    if (!byColumns) this.#byTables.set(tables, (byColumns = new Map<string, (row: UnknownRow) => UnknownRow>()));
+    byColumns.set(columnsKey, plan);
+    return plan;
+  }
+
+  #planOf(tables: Tables, columns: readonly string[]): (row: UnknownRow) => UnknownRow {
     const key = `${tables.map(([k, meta]) => `${k}=${meta.className}`).join(',')}|${columns.join(',')}`;
     let plan = this.#plans.get(key);
     if (plan) return plan;
