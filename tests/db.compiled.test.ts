@@ -78,9 +78,12 @@ describe('compiledStatement', () => {
   it('keeps what the statement itself writes (constants) next to the values', async () => {
     const user = await createUser(svc);
     const renamed = compiledStatement((em, v: { id: string }) =>
-      kysely(em).selectFrom('users').select(['id', sql<string>`${'fixed'}`.as('label')]).where('id', '=', v.id),
+      kysely(em)
+        .selectFrom('users')
+        .select(['id', sql<string>`${'fixed'}`.as('label'), sql<string>`${'"quoted, not JSON'}`.as('quoted')])
+        .where('id', '=', v.id),
     );
-    expect(await renamed(fresh(), { id: user.id })).toEqual([{ id: user.id, label: 'fixed' }]);
+    expect(await renamed(fresh(), { id: user.id })).toEqual([{ id: user.id, label: 'fixed', quoted: '"quoted, not JSON' }]);
   });
 
   it('refuses, on first use, a value that shaped or was computed into the statement', async () => {

@@ -50,7 +50,7 @@ function planOf<V extends Record<string, unknown>, R>(em: EntityManager, build: 
       placed.add(name);
       return (values) => values[name];
     }
-    const jsonName = typeof parameter === 'string' && parameter.startsWith('"') ? standInName(JSON.parse(parameter)) : undefined;
+    const jsonName = jsonStandInName(parameter);
     if (jsonName !== undefined) {
       placed.add(jsonName);
       // What the ORM's JsonType does to a JSON column's value (null stays SQL NULL).
@@ -65,4 +65,14 @@ function planOf<V extends Record<string, unknown>, R>(em: EntityManager, build: 
 
 function standInName(parameter: unknown): string | undefined {
   return typeof parameter === 'string' && parameter.startsWith(STAND_IN) ? parameter.slice(STAND_IN.length) : undefined;
+}
+
+/** The name of a stand-in the ORM JSON-encoded (a jsonb column's value); undefined for anything else. */
+function jsonStandInName(parameter: unknown): string | undefined {
+  if (typeof parameter !== 'string' || !parameter.startsWith(JSON.stringify(STAND_IN).slice(0, -1))) return undefined;
+  try {
+    return standInName(JSON.parse(parameter));
+  } catch {
+    return undefined;
+  }
 }

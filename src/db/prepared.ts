@@ -8,9 +8,10 @@ import { nativePool } from './pool.ts';
 
 /**
  * Runs a statement compiled once per process (`query.compile()` through `kysely(em)`, or
- * compiledStatement) as a named prepared statement on the ORM's pool. Kysely sends every query unnamed, so PostgreSQL parses and plans it on each
- * call; for the session lookup (a join plus a JSON subquery) that was ~270 µs of PostgreSQL's CPU per
- * authenticated request against ~180 µs to execute it (bench/RESULTS.md). Rows are converted by the same
+ * compiledStatement) as a named prepared statement on the ORM's pool. Kysely sends every query
+ * unnamed, so PostgreSQL parses and plans it on each call; for the session lookup (a join plus a JSON
+ * subquery) that was ~270 µs of PostgreSQL's CPU per authenticated request against ~180 µs to execute
+ * it (bench/RESULTS.md). Rows are converted by the same
  * plugin as any Kysely query (Dates, property names). Inside a transaction the statement must run on the
  * transaction's connection: there it is an ordinary query.
  */
