@@ -1,10 +1,9 @@
 // The sessions, refresh_tokens and ws_tickets tables: the only module that reads or writes them.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { CompiledQuery, ExpressionBuilder, InferResult, Insertable } from 'kysely';
+import type { ExpressionBuilder, InferResult, Insertable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
 import { compiledStatement } from '../../db/compiled.ts';
-import { executePrepared } from '../../db/prepared.ts';
 import { isRole, type Role } from './roles.ts';
 
 export type StoredSession = Stored<'sessions'>;
@@ -47,18 +46,13 @@ export type SessionLookup = InferResult<ReturnType<typeof sessionLookup>>[number
 
 /**
  * Building the statement and the ORM plugin's pass over it cost more CPU than running it (measured: about
- * two thirds of an authenticated request's query time), so it is compiled once per process, from the entity
- * metadata alone, and each request runs it with its token's hash — as a prepared statement, which PostgreSQL
- * plans once per connection (db/prepared.ts). The compiled query keeps its id, under which the plugin still
- * converts the result (Dates as Dates, property names).
+ * two thirds of an authenticated request's query time), so it is built once (db/compiled.ts) and each
+ * request runs it with its token's hash, as a prepared statement that PostgreSQL plans once per connection.
  */
-let compiledSessionLookup: CompiledQuery<SessionLookup> | undefined;
+const sessionByTokenHash = compiledStatement((em, v: { tokenHash: string }) => sessionLookup(em, v.tokenHash));
 
 export async function findSessionByTokenHash(em: EntityManager, tokenHash: string): Promise<SessionLookup | undefined> {
-  compiledSessionLookup ??= sessionLookup(em, '').compile();
-  const query: CompiledQuery<SessionLookup> = { ...compiledSessionLookup, parameters: [tokenHash] };
-  const { rows } = await executePrepared(em, query);
-  return rows[0];
+  return (await sessionByTokenHash(em, { tokenHash }))[0];
 }
 
 /**

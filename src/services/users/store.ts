@@ -1,10 +1,9 @@
 // The users and user_org_roles tables: the only module that reads or writes them.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, type CompiledQuery, type ExpressionBuilder, type Insertable } from 'kysely';
+import { sql, type ExpressionBuilder, type Insertable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { compiledStatement } from '../../db/compiled.ts';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
-import { executePrepared } from '../../db/prepared.ts';
 import type { Role } from '../auth/roles.ts';
 import type { Grant, OrgRole } from './grants.ts';
 
@@ -40,15 +39,12 @@ function userByKeyQuery(em: EntityManager, usernameKey: string) {
   return kysely(em).selectFrom('users').selectAll('users').select(grantsOf).where('users.usernameKey', '=', usernameKey);
 }
 
-// Every sign-in starts with this read: compiled once and run as a prepared statement, like the session lookup.
-let compiledUserByKey: CompiledQuery<UserWithGrants> | undefined;
+// Every sign-in starts with this read: built once and run as a prepared statement, like the session lookup.
+const userByKey = compiledStatement((em, v: { usernameKey: string }) => userByKeyQuery(em, v.usernameKey));
 
 /** By the normalised login key (CONTRACT §3.4), with grants: a sign-in answers from this one read. */
 export async function findUserByKeyWithGrants(em: EntityManager, usernameKey: string): Promise<UserWithGrants | undefined> {
-  compiledUserByKey ??= userByKeyQuery(em, '').compile();
-  const query: CompiledQuery<UserWithGrants> = { ...compiledUserByKey, parameters: [usernameKey] };
-  const { rows } = await executePrepared(em, query);
-  return rows[0];
+  return (await userByKey(em, { usernameKey }))[0];
 }
 
 export async function ceoExists(em: EntityManager): Promise<boolean> {
@@ -83,28 +79,17 @@ function userPageQuery(em: EntityManager, after: UserPosition | null, fetch: num
   return query.orderBy('users.createdAt').orderBy('users.id').limit(fetch);
 }
 
-/**
- * The list's two statements (first page, page after a position), each built and compiled once per process
- * as auth/store.ts does with the session lookup: building and compiling them with the ORM plugin's pass
- * was about a tenth of a list request's CPU (bench/RESULTS.md); they run as prepared statements
- * (db/prepared.ts), so PostgreSQL plans each once per connection. Each request runs one with its own
- * parameters, in the order the statement binds them (position, then limit); the compiled query keeps its
- * id, under which the plugin converts the result.
+/*
+ * The list's two statements (first page, page after a position), each built once (db/compiled.ts):
+ * building them with the ORM plugin's pass was about a tenth of a list request's CPU (bench/RESULTS.md).
+ * They run as prepared statements, so PostgreSQL plans each once per connection.
  */
-const compiledUserPages: { first?: CompiledQuery<UserWithGrants>; after?: CompiledQuery<UserWithGrants> } = {};
+const firstUserPage = compiledStatement((em, v: { fetch: number }) => userPageQuery(em, null, v.fetch));
+const userPageAfter = compiledStatement((em, v: UserPosition & { fetch: number }) => userPageQuery(em, { createdAt: v.createdAt, id: v.id }, v.fetch));
 
 /** One page in the order (created_at, id), starting after `after` when given. */
 export async function userPage(em: EntityManager, after: UserPosition | null, fetch: number): Promise<UserWithGrants[]> {
-  let query: CompiledQuery<UserWithGrants>;
-  if (after) {
-    compiledUserPages.after ??= userPageQuery(em, { createdAt: new Date(0), id: '' }, 0).compile();
-    query = { ...compiledUserPages.after, parameters: [after.createdAt, after.id, fetch] };
-  } else {
-    compiledUserPages.first ??= userPageQuery(em, null, 0).compile();
-    query = { ...compiledUserPages.first, parameters: [fetch] };
-  }
-  const { rows } = await executePrepared(em, query);
-  return rows;
+  return after ? userPageAfter(em, { ...after, fetch }) : firstUserPage(em, { fetch });
 }
 
 export async function setUserRole(em: EntityManager, id: string, role: Role, now: Date): Promise<void> {
