@@ -20,6 +20,14 @@ export const SessionSchema = defineEntity({
     revokedAt: p.datetime(3).nullable(),
     revokedReason: p.string().length(32).nullable(),
   },
+  indexes: [
+    // A user's live sessions, newest first: eviction under the cap, the sessions list and revoking them all
+    // read only these, however many revoked ones the user has left behind (they stay until they expire).
+    {
+      name: 'sessions_live_by_user_idx',
+      expression: `create index "sessions_live_by_user_idx" on "sessions" ("user_id", "created_at" desc, "id" desc) where "revoked_at" is null`,
+    },
+  ],
 });
 export class Session extends SessionSchema.class {}
 SessionSchema.setClass(Session);
