@@ -404,7 +404,21 @@ function databaseErrorOf(error: unknown): ApiError | undefined {
     return mapped?.() ?? ApiError.duplicate('resource already exists');
   }
   if (UNAVAILABLE_SQLSTATES.has(fields.sqlState) || fields.sqlState.startsWith('08')) return ApiError.unavailable(undefined, { cause: error, retryAfter: 1 });
+  // The statement is prepared again under a new name for the next call (db/compiled.ts): a retry succeeds.
+  if (isStalePlan(error)) return ApiError.unavailable(undefined, { cause: error, retryAfter: 1 });
   return ApiError.persistence(error);
+}
+
+/**
+ * PostgreSQL's refusal to run a prepared plan whose result columns changed since it was prepared: a
+ * migration changed what the statement returns (a column added under `users.*`, say) while this instance
+ * ran. It refuses before running anything, on every connection that has the plan.
+ */
+export function isStalePlan(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if ('code' in e && e.code === '0A000' && /cached plan must not change result type/.test(e.message)) return true;
+  }
+  return false;
 }
 
 function pgFieldsOf(error: unknown): { sqlState: string; constraint: string | undefined } | undefined {

@@ -40,14 +40,17 @@ describe('compiledStatement', () => {
     expect(rows[0]?.createdAt).toBeInstanceOf(Date);
   });
 
-  it('runs prepared outside a transaction, and on the transaction’s connection inside one (seeing its writes)', async () => {
+  it('runs prepared outside a transaction, and inside one on the transaction’s connection (seeing its writes), prepared too', async () => {
     const user = await createUser(svc);
     const sent = await statementsDuring(async () => void (await userById(fresh(), { id: user.id })));
     expect(sent.filter((s) => s.text.includes('from "users"'))).toEqual([{ text: expect.any(String), named: true }]);
-    await rolledBack(async (tx) => {
-      await kysely(tx).updateTable('users').set({ username: 'renamed_in_tx' }).where('id', '=', user.id).execute();
-      expect(await userById(tx, { id: user.id })).toMatchObject([{ username: 'renamed_in_tx' }]);
-    });
+    const sentInTransaction = await statementsDuring(() =>
+      rolledBack(async (tx) => {
+        await kysely(tx).updateTable('users').set({ username: 'renamed_in_tx' }).where('id', '=', user.id).execute();
+        expect(await userById(tx, { id: user.id })).toMatchObject([{ username: 'renamed_in_tx' }]);
+      }),
+    );
+    expect(sentInTransaction.filter((s) => s.text.includes('from "users"'))).toEqual([{ text: expect.any(String), named: true }]);
     expect(await userById(fresh(), { id: user.id })).toMatchObject([{ username: user.username }]);
   });
 

@@ -1,14 +1,16 @@
-// Statements built and compiled once per process, then run with each call's values.
+// Statements built and compiled once per process, then run prepared with each call's values.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Compilable, CompiledQuery } from 'kysely';
+import { isStalePlan } from '../errors.ts';
 import { executePrepared } from './prepared.ts';
+import { preparedText } from './statementNames.ts';
 
 /**
  * `compiledStatement((em, values) => query)` builds the query once, on first use, with a stand-in for
  * each of `values`, and every call then only puts the call's values where the stand-ins ended up.
  * Building a statement with Kysely and passing it through the ORM's plugin costs more CPU than a small
  * statement costs PostgreSQL: a login spent about a quarter of its main-thread time there
- * (bench/RESULTS.md). Outside a transaction the statement runs prepared (db/prepared.ts).
+ * (bench/RESULTS.md). It runs as a named prepared statement, in a transaction or not (db/prepared.ts).
  *
  * `build` must pass each value on untouched, as a value of the query (not decide the statement's shape
  * with it, nor compute with it): the first call checks that each stand-in arrived as a parameter,
@@ -18,14 +20,34 @@ import { executePrepared } from './prepared.ts';
 export function compiledStatement<V extends Record<string, unknown>, R>(build: (em: EntityManager, values: V) => Compilable<R>): (em: EntityManager, values: V) => Promise<R[]> {
   let plan: Plan<R> | undefined;
   return async (em, values) => {
-    plan ??= planOf(em, build);
-    const query: CompiledQuery<R> = { ...plan.query, parameters: plan.slots.map((fill) => fill(values)) };
-    return (await executePrepared(em, query)).rows;
+    const current = (plan ??= planOf(em, build));
+    try {
+      return await execute(em, current, values);
+    } catch (error) {
+      if (!isStalePlan(error)) throw error;
+      // Prepared again under the next name, once however many calls fail at the same time.
+      if (plan === current) plan = nextGeneration(current);
+      // Outside a transaction nothing ran (PostgreSQL refuses a stale plan first), so once more is safe,
+      // a write too. Inside one the transaction is aborted: the error ends the request as retryable (503).
+      if (em.isInTransaction()) throw error;
+      return execute(em, plan, values);
+    }
   };
 }
 
+async function execute<R>(em: EntityManager, plan: Plan<R>, values: Record<string, unknown>): Promise<R[]> {
+  const query: CompiledQuery<R> = { ...plan.query, parameters: plan.slots.map((fill) => fill(values)) };
+  return (await executePrepared(em, query)).rows;
+}
+
+function nextGeneration<R>(plan: Plan<R>): Plan<R> {
+  const generation = plan.generation + 1;
+  return { ...plan, generation, query: { ...plan.query, sql: preparedText(plan.sql, generation) } };
+}
+
 type Slot = (values: Record<string, unknown>) => unknown;
-type Plan<R> = { query: CompiledQuery<R>; slots: readonly Slot[] };
+/** The statement as sent (its text marked with its name), its text as built, and where each value goes. */
+type Plan<R> = { query: CompiledQuery<R>; sql: string; generation: number; slots: readonly Slot[] };
 
 // A NUL cannot reach PostgreSQL in a text value, so no real constant of a query looks like this.
 const STAND_IN = '\u0000value:';
@@ -60,7 +82,7 @@ function planOf<V extends Record<string, unknown>, R>(em: EntityManager, build: 
     return () => parameter;
   });
   for (const name of asked) if (!placed.has(name)) throw new Error(`compiledStatement: "${name}" was used to build the statement, not passed as one of its values`);
-  return { query, slots };
+  return { query: { ...query, sql: preparedText(query.sql, 0) }, sql: query.sql, generation: 0, slots };
 }
 
 function standInName(parameter: unknown): string | undefined {

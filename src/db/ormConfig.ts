@@ -4,6 +4,7 @@ import { defineConfig, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { entities, routines } from './entities/index.ts';
 import { RATE_LIMIT_TABLE_NAME } from '../limits/stores.ts';
+import { StatementNamingClient } from './statementNames.ts';
 
 export const migrationsDir = fileURLToPath(new URL('./migrations', import.meta.url));
 
@@ -33,6 +34,8 @@ export function ormOptions(clientUrl: string, limits: PoolLimits = DEFAULT_POOL_
     },
     pool: { min: 0, max: limits.poolMax, idleTimeoutMillis: 30_000 },
     driverOptions: {
+      // Sends the statements marked to run prepared by name, in a transaction or not (statementNames.ts).
+      Client: StatementNamingClient,
       // Waiting for a free or a new connection is bounded: an exhausted pool or a vanished server is a quick 503.
       connectionTimeoutMillis: limits.acquireTimeoutMs,
       ...(limits.statementTimeoutMs === null

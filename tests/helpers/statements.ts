@@ -1,7 +1,9 @@
 // What the pg clients send: for tests that count or inspect the statements an operation runs.
 import pg from 'pg';
 import { vi } from 'vitest';
+import { preparedNameOf } from '../../src/db/statementNames.ts';
 
+/** A statement as written: the name comment of one marked to run prepared is left out (`named` says it ran so). */
 export type SentStatement = { text: string; named: boolean };
 
 /**
@@ -27,5 +29,10 @@ export async function statementsDuring(run: () => Promise<void>): Promise<SentSt
 function statementOf(sent: unknown): SentStatement[] {
   if (typeof sent === 'string') return [{ text: sent, named: false }];
   if (typeof sent !== 'object' || sent === null || !('text' in sent)) return [];
-  return [{ text: String(sent.text), named: 'name' in sent && typeof sent.name === 'string' }];
+  return [{ text: withoutName(String(sent.text)), named: 'name' in sent && typeof sent.name === 'string' }];
+}
+
+function withoutName(text: string): string {
+  const name = preparedNameOf(text);
+  return name === undefined ? text : text.slice(`/* ${name} */ `.length);
 }
