@@ -27,9 +27,16 @@ export async function insertEvent(em: EntityManager, event: NewEvent): Promise<v
   await insertEventRow(em, event);
 }
 
+// The routine called like any function in a select, so it runs prepared (db/compiled.ts): the ORM's
+// callRoutine sends it unnamed, planned again on every call, and every login that evicts a session publishes.
+const publishRows = compiledStatement((em, v: { batch: number }) =>
+  kysely(em).selectNoFrom((eb) => eb.fn<number>(EventsPublish.name, [eb.val(v.batch)]).as('published')),
+);
+
 /** Publishes up to `batch` committed events (see EventsPublish); returns how many. Runs as its own transaction. */
 export async function publishEvents(em: EntityManager, batch: number): Promise<number> {
-  return em.callRoutine(EventsPublish, { batch });
+  const [row] = await publishRows(em, { batch });
+  return row?.published ?? 0;
 }
 
 /** The highest committed event id, 0 when there is none. */
