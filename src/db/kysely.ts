@@ -73,11 +73,13 @@ export class EntityResultPlugin implements KyselyPlugin {
   }
 
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    const tables = EntityResultPlugin.#tables.get(args.queryId);
-    if (tables === undefined) return this.#mikroOrm.transformResult(args);
     const rows = args.result.rows;
     const first = rows[0];
-    if (first === undefined || tables.length === 0) return args.result;
+    // No rows, nothing to convert (a write without RETURNING): MikroORM's plugin is not even built.
+    if (first === undefined) return args.result;
+    const tables = EntityResultPlugin.#tables.get(args.queryId);
+    if (tables === undefined) return this.#mikroOrm.transformResult(args);
+    if (tables.length === 0) return args.result;
     const plan = this.#compiler.plan(tables, Object.keys(first));
     return { ...args.result, rows: rows.map(plan) };
   }

@@ -1,5 +1,6 @@
 // recordEvent: writes a live event to the outbox inside the transaction of the change it describes (CONTRACT §4.8).
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type * as Catalogue from './catalogue.ts';
 import type { EventDataInput, EventType, PrivateEventType } from './catalogue.ts';
 import { insertEvent } from './store.ts';
 
@@ -12,6 +13,11 @@ const recording = new WeakSet<object>();
 export function recordedEventsIn(transaction: object): boolean {
   return recording.has(transaction);
 }
+
+// Loaded on first use, not at import: the catalogue imports the routers' schemas, which import the
+// services that record events (a static import would be a cycle that breaks module initialisation). Kept,
+// because a dynamic import() resolves the specifier again on every call (~25 µs).
+let catalogue: Promise<typeof Catalogue> | undefined;
 
 type Recorded<T extends EventType> = {
   type: T;
@@ -35,9 +41,7 @@ export async function recordEvent(em: EntityManager, event: Recorded<EventType> 
   // Typed `any` by the ORM; only its identity matters here.
   const transaction: unknown = em.getTransactionContext();
   if (!em.isInTransaction() || typeof transaction !== 'object' || transaction === null) throw new Error(`recordEvent(${event.type}) must run inside the transaction of the change it records`);
-  // Loaded on first use, not at import: the catalogue imports the routers' schemas, which import the
-  // services that record events (a static import would be a cycle that breaks module initialisation).
-  const { definitionOf } = await import('./catalogue.ts');
+  const { definitionOf } = await (catalogue ??= import('./catalogue.ts'));
   const definition = definitionOf(event.type);
   const audience = event.audience ?? null;
   if (definition.audience === 'user' && audience === null) throw new Error(`${event.type} events need an audience (the user who receives them)`);
