@@ -12,9 +12,19 @@ import { nativePool } from './pool.ts';
  * statement. Rows are converted by the same plugin as any Kysely query (Dates, property names).
  */
 export async function executePrepared<R>(em: EntityManager, query: CompiledQuery<R>): Promise<QueryResult<R>> {
-  if (em.isInTransaction()) return kysely(em).executeQuery(query);
+  if (em.isInTransaction()) return transactionKysely(em).executeQuery(query);
   const prepared = await preparedKysely(em);
   return prepared.withPlugin(new EntityResultPlugin(em)).executeQuery(query);
+}
+
+// By transaction: wrapping one in a plugin builds a new Kysely transaction object (~10 µs), once is enough.
+const byTransaction = new WeakMap<object, Kysely<DB>>();
+
+function transactionKysely(em: EntityManager): Kysely<DB> {
+  const transaction = em.getKysely<DB>();
+  let wrapped = byTransaction.get(transaction);
+  if (!wrapped) byTransaction.set(transaction, (wrapped = kysely(em)));
+  return wrapped;
 }
 
 // By pool: the ORM's connection makes a new one if it is ever closed and opened again.
