@@ -11,7 +11,8 @@ import pg from 'pg';
  * under that name, so it is prepared once per connection wherever it runs: on any pooled connection or on
  * a transaction's. Everything else goes out as it always did.
  */
-const MARK = '/* agent_org_';
+const OPEN = '/* ';
+const MARK = `${OPEN}agent_org_`;
 
 /**
  * `sql` marked to run prepared under a name derived from its text and `generation` (the number of times
@@ -25,7 +26,7 @@ export function preparedText(sql: string, generation: number): string {
 export function preparedNameOf(text: string): string | undefined {
   if (!text.startsWith(MARK)) return undefined;
   const end = text.indexOf(' */', MARK.length);
-  return end === -1 ? undefined : text.slice(3, end);
+  return end === -1 ? undefined : text.slice(OPEN.length, end);
 }
 
 /** pg's client, sending a marked text as a named statement (pg prepares a name on first use per connection). */
