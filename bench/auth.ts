@@ -41,21 +41,36 @@ try {
 
   // Raw argon2 verify rate with as many verifications in flight as the login run has connections.
   const LOGIN_CONNECTIONS = 4;
+  const LOGIN_ROUNDS = 3;
   const phc = await hashPassword(PASSWORD);
-  let verified = 0;
-  const until = Date.now() + 5000;
-  await Promise.all(
-    Array.from({ length: LOGIN_CONNECTIONS }, async () => {
-      while (Date.now() < until) if (await verifyPassword(phc, PASSWORD)) verified++;
-    }),
-  );
-  const verifyRate = verified / 5;
-  const login = await load(`${base}/api/v1/auth/login`, {
-    connections: LOGIN_CONNECTIONS,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: 'bench', password: PASSWORD }),
-  });
+  const verifyRate = async (seconds: number): Promise<number> => {
+    let verified = 0;
+    const until = Date.now() + seconds * 1000;
+    await Promise.all(
+      Array.from({ length: LOGIN_CONNECTIONS }, async () => {
+        while (Date.now() < until) if (await verifyPassword(phc, PASSWORD)) verified++;
+      }),
+    );
+    return verified / seconds;
+  };
+  // Alternating rounds, each login run divided by the verify rate measured right before it: the host's
+  // other tenants come and go and move both, and one pair of runs minutes apart scattered by ±10 %.
+  const loginBody = JSON.stringify({ username: 'bench', password: PASSWORD });
+  // Warmed up like the other routes, so the first round does not pay for the login path's compilation.
+  await load(`${base}/api/v1/auth/login`, { connections: LOGIN_CONNECTIONS, method: 'POST', headers: { 'content-type': 'application/json' }, body: loginBody, durationS: 3 });
+  const loginRounds: { verifyRate: number; login: Awaited<ReturnType<typeof load>>; ratio: number }[] = [];
+  for (let round = 0; round < LOGIN_ROUNDS; round++) {
+    const rate = await verifyRate(5);
+    const result = await load(`${base}/api/v1/auth/login`, {
+      connections: LOGIN_CONNECTIONS,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: loginBody,
+    });
+    loginRounds.push({ verifyRate: rate, login: result, ratio: result.requestsPerSecond / rate });
+  }
+  const median = [...loginRounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(LOGIN_ROUNDS / 2)]!;
+  const login = median.login;
 
   console.log(`# auth benchmarks\n${machine()}\n`);
   console.log(TABLE_HEAD);
@@ -65,7 +80,8 @@ try {
   console.log(tableRow(`POST /api/v1/auth/login (${LOGIN_CONNECTIONS} connections)`, login));
   console.log(`\nme / raw ratio: ${(me.requestsPerSecond / ceiling.requestsPerSecond).toFixed(2)} (target ≥ 0.5), me p99 ${me.p99.toFixed(1)} ms (target < 50)`);
   console.log(`401 path / authenticated: ${(anonymous.requestsPerSecond / me.requestsPerSecond).toFixed(2)} (target ≥ 1)`);
-  console.log(`login ${login.requestsPerSecond.toFixed(1)}/s vs raw argon2 verify ${verifyRate.toFixed(1)}/s: ${((login.requestsPerSecond / verifyRate) * 100).toFixed(0)}% (target ≥ 80%)`);
+  for (const [i, r] of loginRounds.entries()) console.log(`login round ${i + 1}: ${r.login.requestsPerSecond.toFixed(1)}/s vs raw argon2 verify ${r.verifyRate.toFixed(1)}/s just before: ${(r.ratio * 100).toFixed(0)}%`);
+  console.log(`login ${login.requestsPerSecond.toFixed(1)}/s vs raw argon2 verify ${median.verifyRate.toFixed(1)}/s: ${(median.ratio * 100).toFixed(0)}% (median of ${LOGIN_ROUNDS} rounds; target ≥ 80%)`);
 } finally {
   await raw.close();
   await pool.end();
