@@ -11,6 +11,7 @@ import responseHeaders, { headersFor, requestIdOf } from './plugins/responseHead
 import requestTimeout from './plugins/requestTimeout.ts';
 import restApi from './plugins/restApi.ts';
 import shutdown from './plugins/shutdown.ts';
+import { deferredChildLogger } from './requestLogger.ts';
 import trpcApi from './plugins/trpcApi.ts';
 import dashboard from './plugins/dashboard.ts';
 import { eventRoutes } from './events/plugin.ts';
@@ -23,6 +24,7 @@ export async function buildApp(deps: Deps, opts: { drainMs?: number } = {}): Pro
     loggerInstance: deps.logger,
     // The access-log plugin writes the one line per request.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: deferredChildLogger,
     requestIdHeader: false,
     genReqId: requestIdOf,
     bodyLimit: BODY_LIMIT,

@@ -1,0 +1,75 @@
+// Fastify's childLoggerFactory: each request's logger, bound to its request id only once something is logged.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Bindings, ChildLoggerOptions } from 'pino';
+
+/**
+ * pino's child() serializes its bindings at once, and with wildcard redaction (`*.password`) runs every
+ * binding through the redactor: ~2.5 µs and several objects on every request, for a logger that probes and
+ * most requests below the info level never write to (bench/RESULTS.md, healthz). This one creates the
+ * pino child on first use; what gets written is exactly what the child would have written.
+ */
+class DeferredChildLogger implements FastifyBaseLogger {
+  readonly #parent: FastifyBaseLogger;
+  readonly #bindings: Bindings;
+  readonly #options: ChildLoggerOptions;
+  #child: FastifyBaseLogger | undefined;
+
+  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#options = options;
+  }
+
+  #logger(): FastifyBaseLogger {
+    return (this.#child ??= this.#parent.child(this.#bindings, this.#options));
+  }
+
+  get level(): string {
+    return this.#child?.level ?? this.#options.level ?? this.#parent.level;
+  }
+
+  set level(level: string) {
+    this.#logger().level = level;
+  }
+
+  // Arguments are passed on as they came: pino formats `(msg, ...args)` and `(obj, msg, ...args)` differently.
+  fatal(...args: unknown[]): void {
+    const logger = this.#logger();
+    Reflect.apply(logger.fatal, logger, args);
+  }
+
+  error(...args: unknown[]): void {
+    const logger = this.#logger();
+    Reflect.apply(logger.error, logger, args);
+  }
+
+  warn(...args: unknown[]): void {
+    const logger = this.#logger();
+    Reflect.apply(logger.warn, logger, args);
+  }
+
+  info(...args: unknown[]): void {
+    const logger = this.#logger();
+    Reflect.apply(logger.info, logger, args);
+  }
+
+  debug(...args: unknown[]): void {
+    const logger = this.#logger();
+    Reflect.apply(logger.debug, logger, args);
+  }
+
+  trace(...args: unknown[]): void {
+    const logger = this.#logger();
+    Reflect.apply(logger.trace, logger, args);
+  }
+
+  silent(): void {}
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.#logger().child(bindings, options);
+  }
+}
+
+export function deferredChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  return new DeferredChildLogger(logger, bindings, options);
+}
