@@ -5,7 +5,7 @@ import fp from 'fastify-plugin';
 import type { Deps } from '../context/deps.ts';
 import { nativePool } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
-import { servedRegistry } from '../metrics/registry.ts';
+import { servedRegistry, type Metrics } from '../metrics/registry.ts';
 import { sendError } from '../rest/reply.ts';
 import { appRouter } from '../routers/index.ts';
 
@@ -19,12 +19,14 @@ async function metricsPlugin(app: FastifyInstance, opts: { deps: Deps }): Promis
   metrics.watchPool(await nativePool(opts.deps.orm));
   const registry = servedRegistry(metrics);
 
+  const seriesOf = requestSeries(metrics);
   // Callback style and no closures per request: this runs on every response.
   app.addHook('onResponse', (req, reply, done) => {
     const operation = operationOf(req);
     const status = reply.statusCode;
-    metrics.requests.labels(operation, req.method, String(status)).inc();
-    metrics.requestDuration.labels(operation, req.method, String(status)).observe(reply.elapsedTime / 1000);
+    const series = seriesOf(operation, req.method, status);
+    series.count.inc();
+    series.duration.observe(reply.elapsedTime / 1000);
     if (status === 401 && operation === 'auth.login') metrics.loginFailures.inc();
     done();
   });
@@ -39,6 +41,32 @@ async function metricsPlugin(app: FastifyInstance, opts: { deps: Deps }): Promis
     const body = await registry.metrics();
     return reply.type(registry.contentType).send(body);
   });
+}
+
+type RequestSeries = { count: { inc(): void }; duration: { observe(seconds: number): void } };
+
+/**
+ * The request counter and histogram bound to one (operation, method, status), made once: prom-client's
+ * labels() checks and copies the label values and binds new functions on every call. The values are
+ * bounded (procedure names and route patterns, the methods Node's parser accepts, status codes), and
+ * a bound series stays valid across a registry reset (it looks its values up on each call). Nested maps,
+ * so a lookup hashes no new string.
+ */
+function requestSeries(metrics: Metrics): (operation: string, method: string, status: number) => RequestSeries {
+  const made = new Map<string, Map<string, Map<number, RequestSeries>>>();
+  return (operation, method, status) => {
+    let byMethod = made.get(operation);
+    if (byMethod === undefined) made.set(operation, (byMethod = new Map<string, Map<number, RequestSeries>>()));
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map<number, RequestSeries>()));
+    let series = byStatus.get(status);
+    if (series === undefined) {
+      const labels = [operation, method, String(status)] as const;
+      series = { count: metrics.requests.labels(...labels), duration: metrics.requestDuration.labels(...labels) };
+      byStatus.set(status, series);
+    }
+    return series;
+  };
 }
 
 /** The operation a request ran: its procedure path (REST or tRPC), else its route pattern, else `unmatched`. */
