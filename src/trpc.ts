@@ -120,18 +120,17 @@ async function checkInput(meta: Meta | undefined, getRawInput: () => Promise<unk
  * ~7 % of a healthz request's CPU with four levels (bench/RESULTS.md); one level per tier keeps the order
  * of the checks and their errors as they were.
  */
-const anonymousTier = (limited: boolean) =>
-  t.middleware(async ({ ctx, meta, path, type, getRawInput, next }) => {
-    try {
-      const rest = async () => {
-        await checkInput(meta, getRawInput);
-        return next();
-      };
-      return apiErrorsOf(limited ? await applyLimits(ctx, { path, op: meta?.limits?.op, mutation: type === 'mutation' }, rest) : await rest());
-    } catch (error) {
-      throw apiErrorOf(error);
-    }
-  });
+const anonymousTier = t.middleware(async ({ ctx, meta, path, type, getRawInput, next }) => {
+  try {
+    const result = await applyLimits(ctx, { path, op: meta?.limits?.op, mutation: type === 'mutation' }, async () => {
+      await checkInput(meta, getRawInput);
+      return next();
+    });
+    return apiErrorsOf(result);
+  } catch (error) {
+    throw apiErrorOf(error);
+  }
+});
 
 /** A signed-in user (cookie or bearer), before the input is looked at. CSRF applies to cookie-authenticated mutations. */
 const signedInTier = (roles: readonly Role[] | null) =>
@@ -159,13 +158,17 @@ const signedInTier = (roles: readonly Role[] | null) =>
   });
 
 /** Anyone; per-operation limits from meta apply, keyed by client IP. */
-export const publicProcedure = t.procedure.meta({ access: { tier: 'public', authenticated: false, limited: true } }).use(anonymousTier(true));
+export const publicProcedure = t.procedure.meta({ access: { tier: 'public', authenticated: false, limited: true } }).use(anonymousTier);
 
 /**
  * Anyone, outside every rate limit: the probes and setup status, which SERVICE-SPEC gives no 429 and
- * orchestrators poll at any rate. Being a tier of its own keeps their hot path free of limiter work.
+ * orchestrators poll at any rate. It has no middleware at all, because each level of one costs two copies
+ * of the call's options inside tRPC (~6 % of a healthz request, bench/RESULTS.md) and there is nothing for
+ * it to do: these procedures take no input (a test holds every unlimited route to that), so no input rule
+ * applies, and their failures are ApiErrors or, unexpected, mapped by each transport as any other. Only
+ * createCaller sees such an unexpected one as tRPC's INTERNAL_SERVER_ERROR wrapping it.
  */
-export const unlimitedProcedure = t.procedure.meta({ access: { tier: 'unlimited', authenticated: false, limited: false } }).use(anonymousTier(false));
+export const unlimitedProcedure = t.procedure.meta({ access: { tier: 'unlimited', authenticated: false, limited: false } });
 
 /** A signed-in user (cookie or bearer); `ctx.actor` is non-null. */
 export const authedProcedure = t.procedure.meta({ access: { tier: 'authed', authenticated: true, limited: true } }).use(signedInTier(null));

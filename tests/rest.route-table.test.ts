@@ -1,4 +1,5 @@
 // The REST route table (src/rest/routeTable.ts): one entry per procedure with openapi meta, naming the procedure it serves.
+import { getInputOutputParsers } from 'trpc-to-openapi';
 import { describe, expect, it } from 'vitest';
 import { appRouter } from '../src/routers/index.ts';
 import { routeTable } from '../src/rest/routeTable.ts';
@@ -14,6 +15,15 @@ describe('the route table', () => {
   it('gives every METHOD + path to exactly one procedure', () => {
     const keys = routeTable.map((r) => `${r.method} ${r.openapiPath}`);
     expect(new Set(keys).size).toBe(keys.length);
+  });
+});
+
+describe('the unlimited tier (src/trpc.ts)', () => {
+  // It carries no middleware, so nothing would apply the input rules (NUL, lone surrogates, __proto__).
+  it('serves only procedures that take no input', () => {
+    const unlimited = routeTable.filter((route) => route.meta.access?.tier === 'unlimited');
+    expect(unlimited.map((route) => route.procedurePath).sort()).toEqual(['probes.healthz', 'probes.readyz', 'setup.status']);
+    for (const route of unlimited) expect(getInputOutputParsers(route.procedure).hasInputsDefined, route.procedurePath).toBe(false);
   });
 });
 
