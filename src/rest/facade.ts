@@ -6,7 +6,7 @@ import { ApiError, describeZodError, toApiError } from '../errors.ts';
 import { etagOf } from '../services/etag.ts';
 import { Pagination } from '../services/pagination.ts';
 import { deferredBodyParsers } from './body.ts';
-import { buildInput, locator } from './input.ts';
+import { buildInput, locator, takesBody } from './input.ts';
 import { envelope, pageEnvelope, sendError } from './reply.ts';
 import { routeTable, type RestRoute } from './routeTable.ts';
 import { TRPCError } from '@trpc/server';
@@ -21,11 +21,12 @@ export async function restFacade(app: FastifyInstance, opts: { deps: Deps; corsE
   await app.register(async (operations) => {
     deferredBodyParsers(operations);
     for (const route of routeTable) {
+      const inputless = route.inputShape === null && route.pathParams.length === 0 && !takesBody(route);
       operations.route({
         method: route.method,
         url: route.url,
         config: { operation: route.procedurePath },
-        handler: (req, reply) => handle(route, deps, req, reply),
+        handler: (req, reply) => handle(route, deps, req, reply, inputless),
       });
     }
   });
@@ -47,7 +48,11 @@ export async function restFacade(app: FastifyInstance, opts: { deps: Deps; corsE
   }
 }
 
-async function handle(route: RestRoute, deps: Deps, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+/** The raw input of a route that takes none from anywhere (a GET without input or path parameters: healthz). */
+const NO_INPUT: Promise<unknown> = Promise.resolve(undefined);
+const noInput = () => NO_INPUT;
+
+async function handle(route: RestRoute, deps: Deps, req: FastifyRequest, reply: FastifyReply, inputless: boolean): Promise<FastifyReply> {
   const ctx = contextFromFastify(deps, req, reply);
   let input: Promise<unknown> | undefined;
   let result: unknown;
@@ -58,7 +63,7 @@ async function handle(route: RestRoute, deps: Deps, req: FastifyRequest, reply: 
       ctx,
       path: route.procedurePath,
       type: route.type,
-      getRawInput: () => (input ??= Promise.resolve().then(() => buildInput(route, req))),
+      getRawInput: inputless ? noInput : () => (input ??= Promise.resolve().then(() => buildInput(route, req))),
       signal: undefined,
       batchIndex: 0,
     });
