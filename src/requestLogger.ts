@@ -32,35 +32,34 @@ class DeferredChildLogger implements FastifyBaseLogger {
     this.#logger().level = level;
   }
 
-  // Arguments are passed on as they came: pino formats `(msg, ...args)` and `(obj, msg, ...args)` differently.
   fatal(...args: unknown[]): void {
-    const logger = this.#logger();
-    Reflect.apply(logger.fatal, logger, args);
+    this.#write('fatal', args);
   }
 
   error(...args: unknown[]): void {
-    const logger = this.#logger();
-    Reflect.apply(logger.error, logger, args);
+    this.#write('error', args);
   }
 
   warn(...args: unknown[]): void {
-    const logger = this.#logger();
-    Reflect.apply(logger.warn, logger, args);
+    this.#write('warn', args);
   }
 
   info(...args: unknown[]): void {
-    const logger = this.#logger();
-    Reflect.apply(logger.info, logger, args);
+    this.#write('info', args);
   }
 
   debug(...args: unknown[]): void {
-    const logger = this.#logger();
-    Reflect.apply(logger.debug, logger, args);
+    this.#write('debug', args);
   }
 
   trace(...args: unknown[]): void {
+    this.#write('trace', args);
+  }
+
+  // Arguments are passed on as they came: pino formats `(msg, ...args)` and `(obj, msg, ...args)` differently.
+  #write(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', args: unknown[]): void {
     const logger = this.#logger();
-    Reflect.apply(logger.trace, logger, args);
+    Reflect.apply(logger[level], logger, args);
   }
 
   silent(): void {}
