@@ -83,23 +83,47 @@ export function recordingSink(): ResponseSink & { cookies: Map<string, { value: 
   };
 }
 
-export function createContextInner(input: ContextInput): ContextInner {
-  let em: EntityManager | undefined;
-  return {
-    deps: input.deps,
-    // A fork per request keeps identity maps from leaking between requests; made on first use, so
-    // requests that never touch the database (probes, 401s) do not pay for it.
-    get em() {
-      return (em ??= input.deps.orm.em.fork());
+/**
+ * The context itself. `em` is an own, enumerable accessor (tRPC's context merges and our `{ ...ctx }` copy
+ * it as a value) whose getter is ONE function for every request. A getter written in a per-request object
+ * literal is a new closure each time, and V8 kept each request's whole graph (reply, request, headers)
+ * alive through it past two scavenges: ~5 KB promoted per request, a tenth of a healthz request's time in
+ * the scavenger (bench/RESULTS.md).
+ */
+class RequestContext implements ContextInner {
+  declare readonly em: EntityManager;
+  readonly deps: Deps;
+  readonly requestId: string;
+  readonly ip: string;
+  readonly userAgent: string | null;
+  readonly credentials: Credentials;
+  readonly response: ResponseSink;
+  actor: Actor | null = null;
+  readonly trace: { userId: string | null } = { userId: null };
+  #em: EntityManager | undefined;
+
+  constructor(input: ContextInput) {
+    this.deps = input.deps;
+    this.requestId = input.requestId ?? randomUUID();
+    this.ip = input.ip ?? '127.0.0.1';
+    this.userAgent = input.userAgent ?? null;
+    this.credentials = input.credentials ?? {};
+    this.response = input.response ?? recordingSink();
+    Object.defineProperty(this, 'em', RequestContext.#emProperty);
+  }
+
+  // A fork per request keeps identity maps from leaking between requests; made on first use, so requests
+  // that never touch the database (probes, 401s) do not pay for it.
+  static readonly #emProperty: PropertyDescriptor = {
+    get(this: RequestContext): EntityManager {
+      return (this.#em ??= this.deps.orm.em.fork());
     },
-    requestId: input.requestId ?? randomUUID(),
-    ip: input.ip ?? '127.0.0.1',
-    userAgent: input.userAgent ?? null,
-    credentials: input.credentials ?? {},
-    response: input.response ?? recordingSink(),
-    actor: null,
-    trace: { userId: null },
+    enumerable: true,
   };
+}
+
+export function createContextInner(input: ContextInput): ContextInner {
+  return new RequestContext(input);
 }
 
 export type Context = ContextInner;
