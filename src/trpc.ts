@@ -116,9 +116,9 @@ async function checkInput(meta: Meta | undefined, getRawInput: () => Promise<unk
 /*
  * Each tier (but the unlimited one, which needs none) is ONE middleware: error mapping, authentication,
  * limits (wrapping the rest of the call, not just its start, because the in-flight cap holds its slot until
- * it ends), the role check and the input rules, in that order. tRPC copies a call's options twice per middleware level (object spreads), which cost
- * ~7 % of a healthz request's CPU with four levels (bench/RESULTS.md); one level per tier keeps the order
- * of the checks and their errors as they were.
+ * it ends), the role check and the input rules, in that order. tRPC copies a call's options twice per
+ * middleware level (object spreads), which cost ~7 % of a healthz request's CPU with four levels
+ * (bench/RESULTS.md); one level per tier keeps the order of the checks and their errors as they were.
  */
 const anonymousTier = t.middleware(async ({ ctx, meta, path, type, getRawInput, next }) => {
   try {
