@@ -16,7 +16,7 @@ import { kysely } from '../src/db/kysely.ts';
 import { DEFAULT_POOL_LIMITS, ormOptions } from '../src/db/ormConfig.ts';
 import { ApiError, ERROR_CODES, toApiError, toProblem, UNIQUE_VIOLATIONS } from '../src/errors.ts';
 import { freePort } from '../src/net/freePort.ts';
-import type { Role } from '../src/services/auth/roles.ts';
+import type { Role } from '../src/contracts/roles.ts';
 import { usernameKey } from '../src/services/auth/usernameKeys.ts';
 import { PROBLEM } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';

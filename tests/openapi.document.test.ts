@@ -5,8 +5,8 @@ import { buildOpenApiDocument } from '../src/rest/openapi.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { ERROR_CODES } from '../src/errors.ts';
 import { PERSONALITY_PRESET_NAMES } from '../src/data/personalityPresets.ts';
-import { ROLES } from '../src/services/auth/roles.ts';
-import { ORG_ROLES } from '../src/services/users/grants.ts';
+import { ROLES } from '../src/contracts/roles.ts';
+import { ORG_ROLES } from '../src/contracts/roles.ts';
 import type { OpenApiDocument } from './helpers/openapiConformance.ts';
 import { operationsOf } from './helpers/openapiOperations.ts';
 

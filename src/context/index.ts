@@ -1,7 +1,7 @@
 // The request context: a pure inner part every transport (REST, /api/trpc, createCaller) builds the same way.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Role } from '../services/auth/roles.ts';
+import type { Role } from '../contracts/roles.ts';
 import type { Deps } from './deps.ts';
 
 export type { Deps } from './deps.ts';

@@ -1,5 +1,5 @@
 // Who may receive which event, decided per event (not per connection), and how events change the viewer.
-import { ROLES, type Role } from '../services/auth/roles.ts';
+import { ROLES, type Role } from '../contracts/roles.ts';
 import type { Channel } from './catalogue.ts';
 import type { HubEvent } from './hub.ts';
 

@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../context/deps.ts';
 import { ApiError } from '../errors.ts';
 import type { Metrics } from '../metrics/registry.ts';
-import type { Role } from '../services/auth/roles.ts';
+import type { Role } from '../contracts/roles.ts';
 import { redeemTicket, ticketIsRedeemable } from '../services/auth/wsTickets.ts';
 import type { Viewer } from './access.ts';
 import { EventHub } from './hub.ts';

@@ -4,7 +4,7 @@ import type { NotNull } from 'kysely';
 import { compiledStatement } from '../db/compiled.ts';
 import { EventsPublish } from '../db/entities/Event.ts';
 import { kysely, type Stored } from '../db/kysely.ts';
-import { isRole, type Role } from '../services/auth/roles.ts';
+import { isRole, type Role } from '../contracts/roles.ts';
 import type { Channel } from './catalogue.ts';
 
 /** A published event: one that has its public id. */

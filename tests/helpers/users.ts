@@ -4,7 +4,7 @@ import type { Clock } from '../../src/context/deps.ts';
 import { toApiError } from '../../src/errors.ts';
 import { createAccount } from '../../src/services/auth/accounts.ts';
 import { csrfTokenFor } from '../../src/services/auth/csrf.ts';
-import type { Role } from '../../src/services/auth/roles.ts';
+import type { Role } from '../../src/contracts/roles.ts';
 import { issueSession } from '../../src/services/auth/sessions.ts';
 import { startTestService, type TestService } from './service.ts';
 

@@ -1,6 +1,6 @@
 // Users: one role each, case-insensitively unique usernames, at most one CEO (enforced by the database).
 import { defineEntity, p } from '@mikro-orm/core';
-import type { Role } from '../../services/auth/roles.ts';
+import type { Role } from '../../contracts/roles.ts';
 
 export const UserSchema = defineEntity({
   name: 'User',

@@ -1,6 +1,6 @@
 // Organization roles held by users (many per user); department_admin carries its departments.
 import { defineEntity, p } from '@mikro-orm/core';
-import type { OrgRole } from '../../services/users/grants.ts';
+import type { OrgRole } from '../../contracts/roles.ts';
 
 export const UserOrgRoleSchema = defineEntity({
   name: 'UserOrgRole',

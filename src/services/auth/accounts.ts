@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Clock } from '../../context/deps.ts';
 import { insertUser, type StoredUser } from '../users/store.ts';
 import { assertPasswordPolicy, hashPassword } from './passwords.ts';
-import type { Role } from './roles.ts';
+import type { Role } from '../../contracts/roles.ts';
 import { usernameKey, usernameSkeletonKey } from './usernameKeys.ts';
 
 /**

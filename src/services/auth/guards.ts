@@ -2,10 +2,10 @@
 import type { Actor, Credentials } from '../../context/index.ts';
 import { ApiError } from '../../errors.ts';
 import { csrfTokenValid } from './csrf.ts';
-import type { Role } from './roles.ts';
+import type { Role } from '../../contracts/roles.ts';
 import type { ResolvedSession } from './sessions.ts';
 
-export { ROLES, type Role } from './roles.ts';
+export { ROLES, type Role } from '../../contracts/roles.ts';
 
 /**
  * Finds who the credentials belong to, trying the cookie, then the bearer token, each through `resolve`

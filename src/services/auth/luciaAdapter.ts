@@ -3,7 +3,7 @@ import type { Adapter, DatabaseSession, DatabaseUser, Lucia } from 'lucia';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Clock } from '../../context/deps.ts';
 import type { Grant } from '../users/grants.ts';
-import type { Role } from './roles.ts';
+import type { Role } from '../../contracts/roles.ts';
 import { endUserSessions } from './sessionEnds.ts';
 import * as store from './store.ts';
 import { sha256 } from './tokens.ts';

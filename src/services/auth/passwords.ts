@@ -1,9 +1,8 @@
 // Password policy and hashing: argon2id with PHC strings, rehash when parameters change (CONTRACT §3.4).
 import { hash, verify, type Algorithm } from '@node-rs/argon2';
+import { MIN_PASSWORD_LENGTH } from '../../contracts/passwords.ts';
 import { ApiError } from '../../errors.ts';
 
-export const MIN_PASSWORD_LENGTH = 12;
-export const MAX_PASSWORD_LENGTH = 128;
 
 // OWASP's argon2id baseline: 19 MiB, 2 iterations, 1 lane.
 // Algorithm is an ambient const enum (not importable under verbatimModuleSyntax); 2 is Argon2id.

@@ -4,7 +4,7 @@ import type { ExpressionBuilder, InferResult, Insertable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
 import { compiledStatement } from '../../db/compiled.ts';
-import { isRole, type Role } from './roles.ts';
+import { isRole, type Role } from '../../contracts/roles.ts';
 
 export type StoredSession = Stored<'sessions'>;
 

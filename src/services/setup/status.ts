@@ -2,7 +2,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ProviderCatalogue } from '../../data/providerCatalogue.ts';
 import type { SetupStatusResponse } from '../../routers/setup/schemas.ts';
-import { MIN_PASSWORD_LENGTH } from '../auth/passwords.ts';
+import { MIN_PASSWORD_LENGTH } from '../../contracts/passwords.ts';
 import { readStatusFacts } from './store.ts';
 
 export async function setupStatus({ em, providers }: { em: EntityManager; providers: ProviderCatalogue }): Promise<SetupStatusResponse> {

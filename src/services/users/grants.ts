@@ -1,10 +1,7 @@
 // Organization roles: their names, the departments rule, the last-owner rule, and how a user's grants read.
+import type { OrgRole } from '../../contracts/roles.ts';
 import { ApiError } from '../../errors.ts';
 
-export const ORG_ROLES = ['owner', 'department_admin', 'editor', 'viewer'] as const;
-export type OrgRole = (typeof ORG_ROLES)[number];
-
-export const MAX_SCOPED_DEPARTMENTS = 100;
 
 /** One org role a user holds, with the departments it covers (only department_admin has any). */
 export type Grant = { role: OrgRole; scopedDepartments: string[] };

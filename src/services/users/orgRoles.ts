@@ -6,7 +6,8 @@ import { ApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
 import type { UserResponse } from '../../routers/users/schemas.ts';
 import { assertIfMatch } from '../etag.ts';
-import { assertNotLastOwner, normaliseDepartments, type OrgRole } from './grants.ts';
+import type { OrgRole } from '../../contracts/roles.ts';
+import { assertNotLastOwner, normaliseDepartments } from './grants.ts';
 import * as store from './store.ts';
 import { lockUserResponse } from './users.ts';
 

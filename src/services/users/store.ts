@@ -4,8 +4,9 @@ import { sql, type ExpressionBuilder, type Insertable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { compiledStatement } from '../../db/compiled.ts';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
-import type { Role } from '../auth/roles.ts';
-import type { Grant, OrgRole } from './grants.ts';
+import type { Role } from '../../contracts/roles.ts';
+import type { OrgRole } from '../../contracts/roles.ts';
+import type { Grant } from './grants.ts';
 
 export type StoredUser = Stored<'users'>;
 /** A user with every org role it holds, read in the same statement. */

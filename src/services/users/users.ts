@@ -7,7 +7,7 @@ import { ApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
 import type { ListUsersInput, UserResponse } from '../../routers/users/schemas.ts';
 import { createAccount } from '../auth/accounts.ts';
-import type { Role } from '../auth/roles.ts';
+import type { Role } from '../../contracts/roles.ts';
 import { revokeUserSessions } from '../auth/sessions.ts';
 import { assertIfMatch } from '../etag.ts';
 import { DEFAULT_PAGE_SIZE, decodeCursor, toPage, type Pagination } from '../pagination.ts';
