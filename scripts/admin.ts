@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { AdminError, formatTable, listUsers, resetPassword, revokeSessions } from '../src/admin/commands.ts';
 import { ConfigError, loadConfig, type Config } from '../src/config.ts';
-import { systemClock } from '../src/context/deps.ts';
 import { openDatabase, type Database } from '../src/db/database.ts';
+import { systemClock } from '../src/contracts/clock.ts';
 
 const USAGE = 'usage: npm run admin -- reset-password <username> | list-users | revoke-sessions <username>';
 

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
-import { systemClock, type Clock, type Deps } from './context/deps.ts';
+import { type Deps } from './context/deps.ts';
 import { openDatabase, type Database } from './db/database.ts';
 import { loadSecret } from './db/secret.ts';
 import { loadProviderCatalogue } from './data/providerCatalogue.ts';
@@ -18,6 +18,7 @@ import { createSetupLatch } from './services/auth/auth.ts';
 import { createLoginThrottle } from './services/auth/loginThrottle.ts';
 import { EventsRuntime, type EventsTimings } from './events/runtime.ts';
 import { startHousekeeping, type Housekeeping } from './services/housekeeping/housekeeping.ts';
+import { systemClock, type Clock } from './contracts/clock.ts';
 
 export type Service = { app: FastifyInstance; db: Database; deps: Deps; housekeeping: Housekeeping; close(): Promise<void> };
 

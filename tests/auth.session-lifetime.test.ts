@@ -1,10 +1,10 @@
 // Session bookkeeping on the request path: last_active_at at most once a minute, 1002 only until a revoked token's own expiry, a replay ends one session.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Clock } from '../src/context/deps.ts';
 import { kysely } from '../src/db/kysely.ts';
 import { issueSession } from '../src/services/auth/sessions.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser } from './helpers/users.ts';
+import type { Clock } from '../src/contracts/clock.ts';
 
 // Real time plus an offset the tests move; lucia judges a live token's expiry by the system clock, the service by this one.
 let offsetMs = 0;

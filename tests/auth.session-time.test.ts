@@ -1,9 +1,9 @@
 // Sessions against the clock: 1002 only until a revoked token's natural expiry, and last_active_at kept to a one-minute resolution.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Clock } from '../src/context/deps.ts';
 import { PROBLEM } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
+import type { Clock } from '../src/contracts/clock.ts';
 
 /**
  * A clock that stands still until a test moves it, forward only within a test. Each test starts it at real

@@ -1,9 +1,9 @@
 // POST /auth/ws-ticket and redeemTicket: single use, 30 s, at most 5 pending per user, any instance redeems.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Clock } from '../src/context/deps.ts';
 import { MAX_PENDING_TICKETS, redeemTicket } from '../src/services/auth/wsTickets.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser } from './helpers/users.ts';
+import type { Clock } from '../src/contracts/clock.ts';
 
 const PROBLEM = { accept: 'application/problem+json' };
 

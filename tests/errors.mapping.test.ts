@@ -8,7 +8,6 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { InjectOptions } from 'fastify';
-import type { Clock } from '../src/context/deps.ts';
 import { RefreshToken } from '../src/db/entities/RefreshToken.ts';
 import { StageDecision } from '../src/db/entities/StageDecision.ts';
 import { User } from '../src/db/entities/User.ts';
@@ -21,6 +20,7 @@ import { usernameKey } from '../src/services/auth/usernameKeys.ts';
 import { PROBLEM } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
+import type { Clock } from '../src/contracts/clock.ts';
 
 const GENERIC_500 = ERROR_CODES[8000].genericDetail;
 const GENERIC_STORAGE = ERROR_CODES[8002].genericDetail;

@@ -1,11 +1,11 @@
 // Retention: events older than EVENT_RETENTION_S are purged by a periodic job; a `since` before them is 409/4000.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Clock } from '../src/context/deps.ts';
 import { recordEvent } from '../src/events/record.ts';
 import { eventsAfter, latestEventId, purgedThrough } from '../src/events/store.ts';
 import { listen, marker, TestSocket, until } from './helpers/events.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
+import type { Clock } from '../src/contracts/clock.ts';
 
 const RETENTION_S = 60;
 let offsetMs = 0;

@@ -2,7 +2,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { Clock } from '../src/context/deps.ts';
 import { kysely } from '../src/db/kysely.ts';
 import { recordEvent } from '../src/events/record.ts';
 import { latestEventId } from '../src/events/store.ts';
@@ -10,6 +9,7 @@ import { approvalData, listen, marker, recordMarkers, refusedUpgrade, sleep, Tes
 import { PROBLEM } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
+import type { Clock } from '../src/contracts/clock.ts';
 
 let offsetMs = 0;
 const clock: Clock = { now: () => new Date(Date.now() + offsetMs) };

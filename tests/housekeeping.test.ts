@@ -1,7 +1,6 @@
 // Housekeeping (CONTRACT §4.10): what the periodic purge deletes and keeps, one instance at a time, never throwing.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Clock } from '../src/context/deps.ts';
 import { kysely } from '../src/db/kysely.ts';
 import { revokeSession } from '../src/services/auth/sessions.ts';
 import { insertRefreshToken, insertTicket } from '../src/services/auth/store.ts';
@@ -10,6 +9,7 @@ import { claimKey } from '../src/services/idempotency/store.ts';
 import { PROBLEM } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser } from './helpers/users.ts';
+import type { Clock } from '../src/contracts/clock.ts';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;

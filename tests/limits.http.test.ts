@@ -2,11 +2,11 @@
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import type { Clock } from '../src/context/deps.ts';
 import { createLogger } from '../src/logger.ts';
 import { createService } from '../src/service.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
+import type { Clock } from '../src/contracts/clock.ts';
 
 const PASSWORD = 'correct horse battery staple';
 // A window boundary (hour-aligned, so also minute-aligned) a little ahead of real time.

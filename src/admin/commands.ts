@@ -1,7 +1,6 @@
 // The operators' commands (npm run admin, CONTRACT §4.10): reset a password, list users, revoke sessions.
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Clock } from '../context/deps.ts';
 import { recordEvent } from '../events/record.ts';
 import { assertPasswordPolicy, hashPassword } from '../services/auth/passwords.ts';
 import { revokeUserSessions } from '../services/auth/sessions.ts';
@@ -9,6 +8,7 @@ import { liveSessions } from '../services/auth/store.ts';
 import { usernameKey } from '../services/auth/usernameKeys.ts';
 import { allUsers, findUserByKeyWithGrants, findUserWithGrants, lockUser, setTemporaryPassword } from '../services/users/store.ts';
 import { toUserResponse } from '../services/users/users.ts';
+import type { Clock } from '../contracts/clock.ts';
 
 /** A failure the operator can act on; the command prints its message as one line and changes nothing. */
 export class AdminError extends Error {

@@ -2,6 +2,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
+import type { Clock } from '../contracts/clock.ts';
 import type { DashboardAssets } from '../dashboard/assets.ts';
 import type { ProviderCatalogue } from '../data/providerCatalogue.ts';
 import type { EventsRuntime } from '../events/runtime.ts';
@@ -10,9 +11,6 @@ import type { Metrics } from '../metrics/registry.ts';
 import type { SetupLatch } from '../services/auth/auth.ts';
 import type { LoginThrottle } from '../services/auth/loginThrottle.ts';
 
-/** Time source; injected so expiry, windows and sessions are testable without sleeping. */
-export type Clock = { now(): Date };
-export const systemClock: Clock = { now: () => new Date() };
 
 export type Deps = {
   config: Config;

@@ -4,7 +4,8 @@ import { COOKIE_NAMES } from './cookieNames.ts';
 // The request/reply cookie members come from this plugin's type augmentation; importing its types here
 // (rather than relying on app.ts) keeps `import type { AppRouter }` type-checking on its own (CONTRACT §4.7).
 import type {} from '@fastify/cookie';
-import { createContextInner, type ContextInner, type Credentials, type Deps, type ResponseSink } from './index.ts';
+import { createContextInner, type ContextInner, type Deps, type ResponseSink } from './index.ts';
+import type { Credentials } from '../contracts/actor.ts';
 
 // Tokens are base64url; anything else (spaces, NULs, 8 KB blobs) is not a credential at all.
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{16,512}$/;

@@ -1,27 +1,10 @@
 // The request context: a pure inner part every transport (REST, /api/trpc, createCaller) builds the same way.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Role } from '../contracts/roles.ts';
+import type { Actor, Credentials } from '../contracts/actor.ts';
 import type { Deps } from './deps.ts';
 
 export type { Deps } from './deps.ts';
-
-/** Credentials as the transport found them; resolved to an actor only when a procedure needs one. */
-export type Credentials = {
-  /** Value of the `session` cookie, if any. */
-  cookieToken?: string | undefined;
-  /** Token of `Authorization: Bearer <token>`, if the header was well-formed. */
-  bearerToken?: string | undefined;
-  /** The `csrf_token` cookie and the `X-CSRF-Token` header (double submit, CONTRACT §3.2). */
-  csrfCookie?: string | undefined;
-  csrfHeader?: string | undefined;
-  /** The `refresh_token` cookie (Path=/api: sent with every API request, read by refresh and logout). */
-  refreshToken?: string | undefined;
-  /** Conditional-request header for optimistic concurrency (CONTRACT §2.1). */
-  ifMatch?: string | undefined;
-  /** `Idempotency-Key` of a create that may be retried (CONTRACT §2.5). */
-  idempotencyKey?: string | undefined;
-};
 
 export type CookieOptions = {
   path: string;
@@ -35,18 +18,6 @@ export type CookieOptions = {
 export type ResponseSink = {
   setCookie(name: string, value: string, options: CookieOptions): void;
   setHeader(name: string, value: string): void;
-};
-
-export type Actor = {
-  userId: string;
-  username: string;
-  role: Role;
-  mustChangePassword: boolean;
-  orgRoles: string[];
-  scopedDepartments: string[];
-  sessionId: string;
-  /** How the request proved who it is; CSRF applies to cookies only. */
-  via: 'cookie' | 'bearer';
 };
 
 export type ContextInner = {

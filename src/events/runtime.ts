@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
-import type { Clock } from '../context/deps.ts';
 import { ApiError } from '../errors.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import type { Role } from '../contracts/roles.ts';
@@ -23,6 +22,7 @@ import {
   unregisterStreams,
 } from './store.ts';
 import { EventStream, type Outlet } from './stream.ts';
+import type { Clock } from '../contracts/clock.ts';
 
 /** Intervals and limits; the defaults are CONTRACT §4.8's, tests shorten them. */
 export type EventsTimings = {

@@ -1,12 +1,12 @@
 // events.subscribe over SSE: the same stream as a WebSocket, yielding `tracked` events so a reconnect resumes from lastEventId.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { tracked, type TrackedEnvelope } from '@trpc/server';
-import type { Actor } from '../context/index.ts';
 import { ApiError } from '../errors.ts';
 import type { Channel, LiveEvent } from './catalogue.ts';
 import type { HubEvent } from './hub.ts';
 import { MAX_UNSENT_BYTES, type EventMetrics, type EventsRuntime } from './runtime.ts';
 import type { EventStream, Outlet } from './stream.ts';
+import type { Actor } from '../contracts/actor.ts';
 
 /**
  * Opens a stream for the signed-in session: takes a slot under the per-user cap (429/5002), replays the

@@ -1,8 +1,9 @@
 // Idempotency-Key for the creates that may be retried (CONTRACT §2.5): the procedure's side of the rule.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
-import type { Actor, Context } from '../context/index.ts';
+import type { Context } from '../context/index.ts';
 import { runIdempotent } from '../services/idempotency/idempotency.ts';
+import type { Actor } from '../contracts/actor.ts';
 
 type AuthedContext = Pick<Context, 'em' | 'deps' | 'credentials' | 'response'> & { actor: Actor };
 

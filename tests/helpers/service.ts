@@ -1,14 +1,15 @@
 // Builds the real service on a fresh test database, plus shortcuts for caller and HTTP tests.
 import pg from 'pg';
 import { loadConfig } from '../../src/config.ts';
-import { createContextInner, recordingSink, type Credentials } from '../../src/context/index.ts';
-import type { Clock } from '../../src/context/deps.ts';
+import { createContextInner, recordingSink } from '../../src/context/index.ts';
 import type { EventsTimings } from '../../src/events/runtime.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createCaller } from '../../src/routers/index.ts';
 import { createService, type Service } from '../../src/service.ts';
 import { createTestDatabase } from './database.ts';
+import type { Credentials } from '../../src/contracts/actor.ts';
+import type { Clock } from '../../src/contracts/clock.ts';
 
 export type TestService = Service & {
   databaseUrl: string;

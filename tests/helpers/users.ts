@@ -1,12 +1,12 @@
 // Test shortcuts: create users straight through the services and sign them in.
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../../src/context/deps.ts';
 import { toApiError } from '../../src/errors.ts';
 import { createAccount } from '../../src/services/auth/accounts.ts';
 import { csrfTokenFor } from '../../src/services/auth/csrf.ts';
 import type { Role } from '../../src/contracts/roles.ts';
 import { issueSession } from '../../src/services/auth/sessions.ts';
 import { startTestService, type TestService } from './service.ts';
+import type { Clock } from '../../src/contracts/clock.ts';
 
 export type TestUser = {
   id: string;

@@ -2,8 +2,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import type { Actor } from '../../context/index.ts';
-import type { Clock } from '../../context/deps.ts';
 import type { ApprovalStatus } from '../../db/values.ts';
 import { ApiError } from '../../errors.ts';
 import type { ApprovalResponse, CreateApprovalInput, ListApprovalsInput } from '../../routers/approvals/schemas.ts';
@@ -13,6 +11,8 @@ import { recordEvent } from '../../events/record.ts';
 import { expireOverdueApprovals } from './expiry.ts';
 import * as store from './store.ts';
 import type { StoredApproval } from './store.ts';
+import type { Actor } from '../../contracts/actor.ts';
+import type { Clock } from '../../contracts/clock.ts';
 
 const CRITICAL_WITHIN_S = 3600;
 const HIGH_WITHIN_S = 14_400;

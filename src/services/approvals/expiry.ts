@@ -1,10 +1,10 @@
 // Writes overdue pending approvals as expired: on the reads that meet them and by a periodic sweep.
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../../context/deps.ts';
 import { recordEvent } from '../../events/record.ts';
 import { toApprovalResponse } from './approvals.ts';
 import { expireIfOverdue, expireOverdueBatch, type StoredApproval } from './store.ts';
+import type { Clock } from '../../contracts/clock.ts';
 
 export const SWEEP_INTERVAL_MS = 30_000;
 // Bounded batches keep each sweep statement's row locks short next to concurrent decisions.

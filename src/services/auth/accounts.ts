@@ -1,11 +1,11 @@
 // Creating user accounts, shared by first-run setup and user administration; uniqueness is the database's job.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Clock } from '../../context/deps.ts';
 import { insertUser, type StoredUser } from '../users/store.ts';
 import { assertPasswordPolicy, hashPassword } from './passwords.ts';
 import type { Role } from '../../contracts/roles.ts';
 import { usernameKey, usernameSkeletonKey } from './usernameKeys.ts';
+import type { Clock } from '../../contracts/clock.ts';
 
 /**
  * Checks the password policy, hashes the password and inserts the user. A taken username or a second CEO

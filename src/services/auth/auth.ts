@@ -1,7 +1,5 @@
 // The authentication operations: first-run setup, login, logout, refresh, password change, sessions.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Clock } from '../../context/deps.ts';
-import type { Actor } from '../../context/index.ts';
 import { ApiError, toApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
 import type { CookieSessionResponse, SessionResponse, UserInfoResponse } from '../../routers/auth/schemas.ts';
@@ -25,6 +23,8 @@ import {
 } from './sessions.ts';
 import * as store from './store.ts';
 import { usernameKey } from './usernameKeys.ts';
+import type { Clock } from '../../contracts/clock.ts';
+import type { Actor } from '../../contracts/actor.ts';
 
 const INVALID_LOGIN = 'invalid username or password';
 

@@ -1,9 +1,9 @@
 // Authentication (cookie or bearer, CSRF for cookie mutations, the must-change-password gate) and role checks.
-import type { Actor, Credentials } from '../../context/index.ts';
 import { ApiError } from '../../errors.ts';
 import { csrfTokenValid } from './csrf.ts';
 import type { Role } from '../../contracts/roles.ts';
 import type { ResolvedSession } from './sessions.ts';
+import type { Actor, Credentials } from '../../contracts/actor.ts';
 
 export { ROLES, type Role } from '../../contracts/roles.ts';
 

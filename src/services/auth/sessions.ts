@@ -3,8 +3,6 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Lucia, TimeSpan } from 'lucia';
 import type { Config } from '../../config.ts';
-import type { Clock } from '../../context/deps.ts';
-import type { Actor } from '../../context/index.ts';
 import { ApiError } from '../../errors.ts';
 import { summariseGrants } from '../users/grants.ts';
 import { lockUser } from '../users/store.ts';
@@ -12,6 +10,8 @@ import { MikroOrmSessionAdapter } from './luciaAdapter.ts';
 import { endSession, endUserSessions, evictSessionsBeyond, type EndedBy, type RevokeReason } from './sessionEnds.ts';
 import * as store from './store.ts';
 import { newToken, sha256 } from './tokens.ts';
+import type { Clock } from '../../contracts/clock.ts';
+import type { Actor } from '../../contracts/actor.ts';
 
 export type { EndedBy, RevokeReason } from './sessionEnds.ts';
 

@@ -1,12 +1,12 @@
 // One-time WebSocket tickets: 30 s, single use, stored hashed, at most 5 pending per user.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Clock } from '../../context/deps.ts';
-import type { Actor } from '../../context/index.ts';
 import { ApiError } from '../../errors.ts';
 import type { WsTicketResponse } from '../../routers/auth/schemas.ts';
 import { lockUser } from '../users/store.ts';
 import * as store from './store.ts';
 import { newToken, sha256 } from './tokens.ts';
+import type { Clock } from '../../contracts/clock.ts';
+import type { Actor } from '../../contracts/actor.ts';
 
 export const WS_TICKET_TTL_S = 30;
 export const MAX_PENDING_TICKETS = 5;

@@ -3,10 +3,10 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import type { Config } from '../../config.ts';
-import type { Clock } from '../../context/deps.ts';
 import type { Metrics } from '../../metrics/registry.ts';
 import { purgeEndedSessions, purgeRefreshTokens, purgeWsTickets } from '../auth/store.ts';
 import { purgeExpiredKeys } from '../idempotency/store.ts';
+import type { Clock } from '../../contracts/clock.ts';
 
 /**
  * One purge: deletes at most `limit` rows that are past retention at `now` and returns how many it

@@ -1,9 +1,9 @@
 // Idempotent retries (CONTRACT §2.5): the first request with a key runs; its repeats get its result again.
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Clock } from '../../context/deps.ts';
 import { ApiError } from '../../errors.ts';
 import { claimKey, completeKey, findKey, releaseKey } from './store.ts';
+import type { Clock } from '../../contracts/clock.ts';
 
 /** 1..255 printable ASCII characters (the IETF httpapi draft leaves the format to the server). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;

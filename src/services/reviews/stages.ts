@@ -1,10 +1,10 @@
 // Review-stage decisions: one final verdict per (task, stage), recorded with the real decider.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Actor } from '../../context/index.ts';
-import type { Clock } from '../../context/deps.ts';
 import { recordEvent } from '../../events/record.ts';
 import type { DecideStageInput, StageDecisionResponse } from '../../routers/reviews/schemas.ts';
 import { insertStageDecision, stageDecisionsOf, type StoredStageDecision } from './store.ts';
+import type { Actor } from '../../contracts/actor.ts';
+import type { Clock } from '../../contracts/clock.ts';
 
 /** The one mapping from a stored decision to its representation. */
 function toStageDecisionResponse(decision: StoredStageDecision): StageDecisionResponse {

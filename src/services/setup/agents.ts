@@ -1,7 +1,5 @@
 // The agent roster of the setup wizard: adding agents, listing them by agent_index, and editing one.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Actor } from '../../context/index.ts';
-import type { Clock } from '../../context/deps.ts';
 import { isPersonalityPreset } from '../../data/personalityPresets.ts';
 import { findModel, type ProviderCatalogue } from '../../data/providerCatalogue.ts';
 import type { AgentLevel, ModelTier } from '../../data/templates.ts';
@@ -12,6 +10,8 @@ import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.ts';
 import { localeName } from './names.ts';
 import { lockOpenSetup } from './state.ts';
 import * as store from './store.ts';
+import type { Actor } from '../../contracts/actor.ts';
+import type { Clock } from '../../contracts/clock.ts';
 
 export const MAX_AGENTS = 100;
 

@@ -1,7 +1,5 @@
 // The company: creating it, optionally from a builtin template that replaces the agent roster, and reading it back.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Actor } from '../../context/index.ts';
-import type { Clock } from '../../context/deps.ts';
 import { pickModelForTier, type ProviderCatalogue } from '../../data/providerCatalogue.ts';
 import { findTemplate, type CompanyTemplate } from '../../data/templates.ts';
 import { ApiError } from '../../errors.ts';
@@ -11,6 +9,8 @@ import { toAgentSummary } from './agents.ts';
 import { localeName } from './names.ts';
 import { lockOpenSetup } from './state.ts';
 import * as store from './store.ts';
+import type { Actor } from '../../contracts/actor.ts';
+import type { Clock } from '../../contracts/clock.ts';
 
 export type CreateCompanyInput = {
   company_name: string;

@@ -1,7 +1,5 @@
 // Granting and revoking organization roles, under the user's row lock and the last-owner rule.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Clock } from '../../context/deps.ts';
-import type { Actor } from '../../context/index.ts';
 import { ApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
 import type { UserResponse } from '../../routers/users/schemas.ts';
@@ -10,6 +8,8 @@ import type { OrgRole } from '../../contracts/roles.ts';
 import { assertNotLastOwner, normaliseDepartments } from './grants.ts';
 import * as store from './store.ts';
 import { lockUserResponse } from './users.ts';
+import type { Clock } from '../../contracts/clock.ts';
+import type { Actor } from '../../contracts/actor.ts';
 
 export type GrantOrgRoleInput = {
   user_id: string;

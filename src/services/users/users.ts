@@ -1,8 +1,6 @@
 // User administration: list, read, create, change the role, delete (revoking the user's sessions with it).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import type { Clock } from '../../context/deps.ts';
-import type { Actor } from '../../context/index.ts';
 import { ApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
 import type { ListUsersInput, UserResponse } from '../../routers/users/schemas.ts';
@@ -13,6 +11,8 @@ import { assertIfMatch } from '../etag.ts';
 import { DEFAULT_PAGE_SIZE, decodeCursor, toPage, type Pagination } from '../pagination.ts';
 import { assertNotLastOwner, summariseGrants } from './grants.ts';
 import * as store from './store.ts';
+import type { Clock } from '../../contracts/clock.ts';
+import type { Actor } from '../../contracts/actor.ts';
 
 export const USERS_LIST = 'users';
 
