@@ -34,7 +34,7 @@ function Shell() {
   const status = useQuery(queries.setupStatus());
   // Asked together with the status (one batched request), not after it: the first page is one round trip sooner.
   const me = useQuery(queries.me());
-  const where = resolve(path, search, status.data, me.data);
+  const where = resolve(path, search, status.data, me.data, window.location.origin);
   const signedIn = me.data && !me.data.must_change_password ? me.data : null;
   // Live updates for what the page shows; a user who must change the password first may follow nothing.
   const live = useLiveEvents(signedIn?.id ?? null, channelsFor(where.kind === 'page' ? where.page : 'not-found'));

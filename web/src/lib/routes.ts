@@ -67,16 +67,28 @@ export function homeFor(me: SignedIn, setup: SetupState): string {
   return me.role === 'ceo' && setup.needs_setup ? '/setup' : '/approvals';
 }
 
-/** A `next` target is followed only when it is a path on this site (never `//evil.example` or a URL). */
-export function safeNext(next: string | null): string | null {
-  return next !== null && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : null;
+/**
+ * Where a `next` target leads when it stays on the dashboard's own origin (CONTRACT §3.7): its path, query
+ * and fragment; else null. It is resolved as the browser would resolve it, not checked by its spelling: a
+ * browser drops tabs and newlines from a URL and reads `\\` as `/`, so `/\t/evil.example` is
+ * `//evil.example`, another site.
+ */
+export function safeNext(next: string | null, origin: string): string | null {
+  if (next === null || next === '') return null;
+  let url: URL;
+  try {
+    url = new URL(next, origin);
+  } catch {
+    return null;
+  }
+  return url.origin === origin ? `${url.pathname}${url.search}${url.hash}` : null;
 }
 
 /**
  * The page for `path`, or where to go instead. `setup` is unknown while loading; `me` is undefined while
- * loading and null when nobody is signed in.
+ * loading and null when nobody is signed in; `origin` is the dashboard's own (a `next` target must stay on it).
  */
-export function resolve(path: string, search: string, setup: SetupState | undefined, me: SignedIn | null | undefined): Resolution {
+export function resolve(path: string, search: string, setup: SetupState | undefined, me: SignedIn | null | undefined, origin: string): Resolution {
   const { page, params } = matchRoute(path);
   if (!setup) return { kind: 'loading' };
   if (setup.needs_admin) return page === 'first-run' ? { kind: 'page', page, params } : { kind: 'redirect', to: '/first-run' };
@@ -87,7 +99,7 @@ export function resolve(path: string, search: string, setup: SetupState | undefi
     const here = `${path}${search}`;
     return { kind: 'redirect', to: here === '/' ? '/login' : `/login?${new URLSearchParams({ next: here }).toString()}` };
   }
-  if (page === 'login') return { kind: 'redirect', to: safeNext(new URLSearchParams(search).get('next')) ?? homeFor(me, setup) };
+  if (page === 'login') return { kind: 'redirect', to: safeNext(new URLSearchParams(search).get('next'), origin) ?? homeFor(me, setup) };
   if (me.must_change_password && page !== 'change-password') return { kind: 'redirect', to: '/change-password' };
   if (path === '/') return { kind: 'redirect', to: homeFor(me, setup) };
   return { kind: 'page', page, params };

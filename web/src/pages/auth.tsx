@@ -76,7 +76,7 @@ export function LoginPage({ search }: { search: string }) {
     onSuccess: (session) => {
       queryClient.setQueryData(keys.me, session.user);
       // The router takes it from here: a pending password change, else `next`, else home.
-      const next = safeNext(new URLSearchParams(search).get('next'));
+      const next = safeNext(new URLSearchParams(search).get('next'), window.location.origin);
       navigate(session.must_change_password ? '/change-password' : (next ?? '/'), { replace: true });
     },
   });
