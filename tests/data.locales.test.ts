@@ -1,15 +1,8 @@
 // Name locales: SynthOrg's 57 codes in 11 regions, and realistic, seedable, collision-avoiding name generation.
 import { describe, it, expect } from 'vitest';
-import {
-  ALL_LOCALES_SENTINEL,
-  ALL_NAME_LOCALES,
-  LOCALE_DISPLAY_NAMES,
-  NAME_LOCALE_REGIONS,
-  isNameLocale,
-  localeSelectionProblem,
-  resolveNameLocales,
-} from '../src/data/nameLocales.ts';
+import { LOCALE_DISPLAY_NAMES, NAME_LOCALE_REGIONS, isNameLocale, localeSelectionProblem, resolveNameLocales } from '../src/data/nameLocales.ts';
 import { generateFullName, randomFullName } from '../src/data/nameGenerator.ts';
+import { ALL_LOCALES_SENTINEL, ALL_NAME_LOCALES } from '../src/contracts/catalogue.ts';
 
 describe('the locale list', () => {
   it('has exactly 57 distinct codes in 11 regions, each code in exactly one region', () => {

@@ -3,16 +3,8 @@ import { describe, it, expect, afterAll } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  defaultProvidersFile,
-  ProviderCatalogueError,
-  findModel,
-  loadProviderCatalogue,
-  modelsByTier,
-  parseProviderCatalogue,
-  pickModelForTier,
-  type ProviderCatalogue,
-} from '../src/data/providerCatalogue.ts';
+import { defaultProvidersFile, ProviderCatalogueError, findModel, loadProviderCatalogue, modelsByTier, parseProviderCatalogue, pickModelForTier } from '../src/data/providerCatalogue.ts';
+import type { ProviderCatalogue } from '../src/contracts/catalogue.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'agent-org-providers-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,8 +1,9 @@
 // Builtin templates and personality presets: the names the contract fixes, and every template being usable as shipped.
 import { describe, it, expect } from 'vitest';
 import { PERSONALITY_PRESETS, isPersonalityPreset, findPersonalityPreset } from '../src/data/personalityPresets.ts';
-import { CompanyTemplate, TEMPLATES, TemplateInfo, findTemplate, toTemplateInfo } from '../src/data/templates.ts';
+import { CompanyTemplate, TEMPLATES, findTemplate, toTemplateInfo } from '../src/data/templates.ts';
 import { loadProviderCatalogue, pickModelForTier } from '../src/data/providerCatalogue.ts';
+import { TemplateInfo } from '../src/contracts/catalogue.ts';
 
 const CONTRACT_PRESETS = [
   'client_advisor', 'code_craftsman', 'communication_bridge', 'creative_innovator', 'data_driven_optimizer',

@@ -3,7 +3,7 @@ import specs from '@asyncapi/specs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_TYPES, type EventType } from '../src/events/catalogue.ts';
+import { EVENT_TYPES, type EventType } from '../src/contracts/events.ts';
 import { recordEvent } from '../src/events/record.ts';
 import { approvalData, listen, TestSocket, type Frame } from './helpers/events.ts';
 import { startTestService, type TestService } from './helpers/service.ts';

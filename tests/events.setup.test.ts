@@ -1,7 +1,7 @@
 // CONTRACT §4.8: every setup wizard change writes one `setup` event in its own transaction; data is the REST response.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventType } from '../src/events/catalogue.ts';
+import type { EventType } from '../src/contracts/events.ts';
 import { countEvents, eventsUpToNow, listen, TestSocket, type LiveEventBody } from './helpers/events.ts';
 import type { TestService } from './helpers/service.ts';
 import { createUser, startWithCeo, type TestUser } from './helpers/users.ts';

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kysely } from '../src/db/kysely.ts';
-import { UserResponse } from '../src/routers/users/schemas.ts';
+import { UserResponse } from '../src/contracts/users.ts';
 import { listen, TestSocket, type LiveEventBody } from './helpers/events.ts';
 import { PROBLEM } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';

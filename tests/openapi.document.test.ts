@@ -1,14 +1,14 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeTable } from '../src/rest/routeTable.ts';
-import { buildOpenApiDocument } from '../src/rest/openapi.ts';
+import { buildOpenApiDocument } from '../src/rest/openapi/document.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { ERROR_CODES } from '../src/errors.ts';
-import { PERSONALITY_PRESET_NAMES } from '../src/data/personalityPresets.ts';
 import { ROLES } from '../src/contracts/roles.ts';
 import { ORG_ROLES } from '../src/contracts/roles.ts';
 import type { OpenApiDocument } from './helpers/openapiConformance.ts';
 import { operationsOf } from './helpers/openapiOperations.ts';
+import { PERSONALITY_PRESET_NAMES } from '../src/contracts/catalogue.ts';
 
 let svc: TestService;
 let doc: OpenApiDocument;

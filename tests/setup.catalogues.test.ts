@@ -1,12 +1,11 @@
 // The wizard's read-mostly endpoints: status, templates, name locales (available, chosen, PUT rules) and personality presets.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_NAME_LOCALES } from '../src/data/nameLocales.ts';
 import { PERSONALITY_PRESETS } from '../src/data/personalityPresets.ts';
-import { TEMPLATE_NAMES } from '../src/data/templates.ts';
 import { routeTable } from '../src/rest/routeTable.ts';
 import { sender } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
+import { ALL_NAME_LOCALES, TEMPLATE_NAMES } from '../src/contracts/catalogue.ts';
 
 let svc: TestService;
 let ceo: TestUser;

@@ -1,8 +1,7 @@
-// Vite configuration of the dashboard: Preact, the API's schemas for the forms, precompressed fingerprinted assets.
+// Vite configuration of the dashboard: Preact, precompressed fingerprinted assets.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { precompress } from './build/precompress.ts';
-import { serverSchemas } from './build/serverSchemas.ts';
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 
@@ -10,7 +9,7 @@ export default defineConfig({
   root: here('.'),
   // Preact's automatic JSX runtime; no compat layer, no React.
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
-  plugins: [serverSchemas(here('src/api/schemas.ts')), precompress()],
+  plugins: [precompress()],
   build: {
     outDir: here('dist'),
     emptyOutDir: true,

@@ -4,12 +4,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Clock } from '../contracts/clock.ts';
 import type { DashboardAssets } from '../dashboard/assets.ts';
-import type { ProviderCatalogue } from '../data/providerCatalogue.ts';
 import type { EventsRuntime } from '../events/runtime.ts';
 import type { RequestLimiter } from '../limits/limiter.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import type { SetupLatch } from '../services/auth/auth.ts';
 import type { LoginThrottle } from '../services/auth/loginThrottle.ts';
+import type { ProviderCatalogue } from '../contracts/catalogue.ts';
 
 
 export type Deps = {

@@ -1,7 +1,7 @@
 // Schemas of the approval endpoints: the create/decide bodies, the list query and ApprovalResponse.
 import { z } from 'zod';
-import { APPROVAL_STATUSES, RISK_LEVELS } from '../../db/values.ts';
-import { page, pageQueryShape } from '../../services/pagination.ts';
+import { APPROVAL_STATUSES, RISK_LEVELS } from './values.ts';
+import { page, pageQueryShape } from './pagination.ts';
 
 const MIN_TTL_SECONDS = 60;
 const MAX_TTL_SECONDS = 604_800;

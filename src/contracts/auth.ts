@@ -1,9 +1,8 @@
 // Schemas of the authentication and session endpoints (CONTRACT §4.2).
 import { z } from 'zod';
-import { ROLES } from '../../services/auth/guards.ts';
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../contracts/passwords.ts';
-import { Username } from '../../contracts/usernames.ts';
-import { ORG_ROLES } from '../../contracts/roles.ts';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.ts';
+import { Username } from './usernames.ts';
+import { ORG_ROLES, ROLES } from './roles.ts';
 
 // Annotations for the OpenAPI document only; validation stays as written.
 const uuid = { format: 'uuid' } as const;

@@ -1,23 +1,23 @@
 // Every live event of CONTRACT §4.8, defined once in zod: its channel, who receives it and its payload schema.
 import { z } from 'zod';
-import { ApprovalResponse } from '../routers/approvals/schemas.ts';
-import { StageDecisionResponse } from '../routers/reviews/schemas.ts';
+import { ApprovalResponse } from './approvals.ts';
+import { StageDecisionResponse } from './reviews.ts';
 import {
   SetupAgentResponse,
   SetupAgentSummary,
   SetupCompanyResponse,
   SetupCompleteResponse,
   SetupNameLocalesResponse,
-} from '../routers/setup/schemas.ts';
-import { UserResponse } from '../routers/users/schemas.ts';
-import { SESSION_END_REASONS } from '../services/auth/store.ts';
+} from './setup.ts';
+import { UserResponse } from './users.ts';
 
 export const CHANNELS = ['approvals', 'reviews', 'users', 'setup', 'sessions'] as const;
 export const Channel = z.enum(CHANNELS).describe('A channel of live events.');
 export type Channel = z.infer<typeof Channel>;
 
 /** Why a session ended, as `session.revoked` says it: the sessions service stores the same names. */
-export { SESSION_END_REASONS };
+export const SESSION_END_REASONS = ['logout', 'revoked', 'password_changed', 'evicted', 'refresh_replayed', 'user_deleted'] as const;
+export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
 
 export const DeletedUserData = z.object({ id: z.string(), username: z.string() }).meta({ id: 'DeletedUser' });
 export const SessionRevokedData = z
@@ -103,3 +103,10 @@ export const LiveEvent = z.discriminatedUnion(
   ],
 );
 export type LiveEvent = z.infer<typeof LiveEvent>;
+
+/** Input of events.subscribe: the channels, and the id to resume after. */
+export const SubscribeEventsInput = z.strictObject({
+  channels: z.array(Channel).min(1).max(CHANNELS.length * 2),
+  /** Set by httpSubscriptionLink on reconnect (the id of the last event received). */
+  lastEventId: EventId.nullish(),
+});

@@ -1,6 +1,6 @@
 // Schemas of the review-stage endpoints: StageDecisionPayload and StageDecisionResponse.
 import { z } from 'zod';
-import { VERDICTS } from '../../db/values.ts';
+import { VERDICTS } from './values.ts';
 
 const TaskId = z.string().min(1).max(128).describe('Id of the task under review.');
 const StageName = z.string().min(1).max(128).describe('Name of the review stage, e.g. `code_review`.');

@@ -1,10 +1,7 @@
 // Schemas of the setup wizard endpoints (CONTRACT §4.4).
 import { z } from 'zod';
-import { ALL_NAME_LOCALES } from '../../data/nameLocales.ts';
-import { PERSONALITY_PRESET_NAMES } from '../../data/personalityPresets.ts';
-import { CatalogueProvider } from '../../data/providerCatalogue.ts';
-import { AgentLevel, ModelTier, TemplateInfo } from '../../data/templates.ts';
-import { page, pageQueryShape } from '../../services/pagination.ts';
+import { page, pageQueryShape } from './pagination.ts';
+import { ALL_NAME_LOCALES, PERSONALITY_PRESET_NAMES, CatalogueProvider, AgentLevel, ModelTier, TemplateInfo } from './catalogue.ts';
 
 /**
  * A personality preset name. The document lists the presets; validation stays a string because an unknown

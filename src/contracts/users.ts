@@ -1,10 +1,9 @@
 // Schemas of the user-administration endpoints: UserResponse and the strict inputs of users.*.
 import { z } from 'zod';
-import { ROLES } from '../../services/auth/guards.ts';
-import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../contracts/passwords.ts';
-import { Username } from '../../contracts/usernames.ts';
-import { page, pageQueryShape } from '../../services/pagination.ts';
-import { MAX_SCOPED_DEPARTMENTS, ORG_ROLES } from '../../contracts/roles.ts';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.ts';
+import { Username } from './usernames.ts';
+import { MAX_SCOPED_DEPARTMENTS, ORG_ROLES, ROLES } from './roles.ts';
+import { page, pageQueryShape } from './pagination.ts';
 
 export const UserRole = z.enum(ROLES).describe('The one role of a user.');
 export const OrgRole = z.enum(ORG_ROLES).describe('An organization role; a user may hold several.');

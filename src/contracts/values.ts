@@ -1,4 +1,4 @@
-// Closed value sets the entities hold with check constraints and the API schemas offer; no ORM import, so the dashboard bundles them.
+// Closed value sets of approvals and review verdicts: the API schemas offer them and the entities hold them with check constraints.
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 export const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const;

@@ -9,7 +9,8 @@ import {
   fr_CA, fr_CH, hr, hu, id_ID, it, lv, nb_NO, nl, nl_BE, pl, pt_BR, pt_PT, ro, sk, sl_SI, sv, tr, uz_UZ_latin, vi,
   yo_NG, zu_ZA,
 } from '@faker-js/faker';
-import { ALL_NAME_LOCALES, isNameLocale, resolveNameLocales, type NameLocale } from './nameLocales.ts';
+import { isNameLocale, resolveNameLocales } from './nameLocales.ts';
+import { ALL_NAME_LOCALES, type NameLocale } from '../contracts/catalogue.ts';
 
 // Name lists of our own for the codes faker-js ships no locale for; common given names and surnames.
 function people(

@@ -1,37 +1,5 @@
-// The 57 name locales of the setup wizard (SynthOrg's list, 11 regions): codes, regions, display names, validation.
-import { z } from 'zod';
-
-export const ALL_LOCALES_SENTINEL = '__all__';
-
-/** The 57 codes, in region order. Codes follow SynthOrg's (Python Faker) spelling, not faker-js's. */
-export const ALL_NAME_LOCALES = [
-  // Africa
-  'en_KE', 'en_NG', 'fr_DZ', 'ha_NG', 'ig_NG', 'sw', 'tw_GH', 'yo_NG', 'zu_ZA',
-  // South Asia
-  'en_IN', 'en_PK',
-  // Southeast Asia
-  'en_TH', 'id_ID', 'vi_VN',
-  // Central Asia
-  'az_AZ', 'uz_UZ',
-  // North America
-  'en_US', 'fr_CA',
-  // Central America
-  'es_MX',
-  // South America
-  'es_AR', 'es_CL', 'es_CO', 'pt_BR',
-  // Pacific / Oceania
-  'en_NZ',
-  // Western Europe
-  'de_AT', 'de_CH', 'de_DE', 'de_LI', 'de_LU', 'en_GB', 'en_IE', 'es_CA', 'es_ES', 'fr_BE', 'fr_CH', 'fr_FR',
-  'ga_IE', 'it_IT', 'nl_BE', 'nl_NL', 'pt_PT',
-  // Northern Europe
-  'da_DK', 'et_EE', 'fi_FI', 'is_IS', 'lt_LT', 'lv_LV', 'no_NO', 'sv_SE',
-  // Central / Eastern Europe
-  'cs_CZ', 'hr_HR', 'hu_HU', 'pl_PL', 'ro_RO', 'sk_SK', 'sl_SI', 'tr_TR',
-] as const;
-
-export const NameLocale = z.enum(ALL_NAME_LOCALES);
-export type NameLocale = z.infer<typeof NameLocale>;
+// The name locales' regions and display names, and how a stored selection is validated and resolved.
+import { ALL_LOCALES_SENTINEL, ALL_NAME_LOCALES, type NameLocale } from '../contracts/catalogue.ts';
 
 export const NAME_LOCALE_REGIONS: Readonly<Record<string, readonly NameLocale[]>> = Object.freeze({
   'Africa': ['en_KE', 'en_NG', 'fr_DZ', 'ha_NG', 'ig_NG', 'sw', 'tw_GH', 'yo_NG', 'zu_ZA'],

@@ -1,34 +1,7 @@
 // The 23 personality presets an agent can be given during setup: names, descriptions and roster traits.
 import { z } from 'zod';
+import { PERSONALITY_PRESET_NAMES, PersonalityPresetName } from '../contracts/catalogue.ts';
 
-export const PERSONALITY_PRESET_NAMES = [
-  'client_advisor',
-  'code_craftsman',
-  'communication_bridge',
-  'creative_innovator',
-  'data_driven_optimizer',
-  'devil_advocate',
-  'disciplined_executor',
-  'eager_learner',
-  'empathetic_mentor',
-  'growth_hacker',
-  'independent_researcher',
-  'methodical_analyst',
-  'pragmatic_builder',
-  'process_optimizer',
-  'quality_guardian',
-  'rapid_prototyper',
-  'security_sentinel',
-  'strategic_planner',
-  'systems_thinker',
-  'team_diplomat',
-  'technical_communicator',
-  'user_advocate',
-  'visionary_leader',
-] as const;
-
-export const PersonalityPresetName = z.enum(PERSONALITY_PRESET_NAMES);
-export type PersonalityPresetName = z.infer<typeof PersonalityPresetName>;
 
 export const CommunicationStyle = z.enum(['concise', 'detailed', 'direct', 'diplomatic', 'encouraging', 'inquisitive']);
 export type CommunicationStyle = z.infer<typeof CommunicationStyle>;

@@ -1,8 +1,8 @@
-// The provider catalogue (PROVIDERS_FILE): its schema, loading with precise errors, and model lookup by tier.
+// The provider catalogue (PROVIDERS_FILE): loading it with precise errors, and model lookup by tier.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
-import { ModelTier } from './templates.ts';
+import type { z } from 'zod';
+import { ProviderCatalogue, type CatalogueModel, type ModelTier } from '../contracts/catalogue.ts';
 
 /**
  * The catalogue shipped with the repository, used when PROVIDERS_FILE is not set. A function, not a
@@ -11,48 +11,6 @@ import { ModelTier } from './templates.ts';
 export function defaultProvidersFile(): string {
   return fileURLToPath(new URL('./providers.default.json', import.meta.url));
 }
-
-export const CatalogueModel = z.object({
-  id: z.string().min(1).max(128).regex(/^\S+$/, 'must not contain whitespace'),
-  display_name: z.string().min(1).max(200),
-  tier: ModelTier,
-});
-export type CatalogueModel = z.infer<typeof CatalogueModel>;
-
-export const CatalogueProvider = z
-  .object({
-    name: z
-      .string()
-      .min(1)
-      .max(64)
-      .regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be lowercase letters, digits, ".", "_" or "-"'),
-    display_name: z.string().min(1).max(200),
-    models: z.array(CatalogueModel).min(1),
-  })
-  .superRefine((provider, ctx) => {
-    const seen = new Set<string>();
-    provider.models.forEach((model, i) => {
-      if (seen.has(model.id)) {
-        ctx.addIssue({ code: 'custom', path: ['models', i, 'id'], message: `duplicate model id ${model.id}` });
-      }
-      seen.add(model.id);
-    });
-  });
-export type CatalogueProvider = z.infer<typeof CatalogueProvider>;
-
-/** An empty provider list is valid: the wizard then reports has_providers false and cannot complete. */
-export const ProviderCatalogue = z
-  .object({ providers: z.array(CatalogueProvider) })
-  .superRefine((catalogue, ctx) => {
-    const seen = new Set<string>();
-    catalogue.providers.forEach((provider, i) => {
-      if (seen.has(provider.name)) {
-        ctx.addIssue({ code: 'custom', path: ['providers', i, 'name'], message: `duplicate provider ${provider.name}` });
-      }
-      seen.add(provider.name);
-    });
-  });
-export type ProviderCatalogue = z.infer<typeof ProviderCatalogue>;
 
 export interface ModelChoice {
   provider: string;

@@ -1,36 +1,6 @@
 // The 12 builtin company templates of the setup wizard, their schema and the TemplateInfo projection.
 import { z } from 'zod';
-import { PersonalityPresetName } from './personalityPresets.ts';
-
-export const AGENT_LEVELS = ['junior', 'mid', 'senior', 'lead', 'principal', 'director', 'vp', 'c_suite'] as const;
-export const AgentLevel = z.enum(AGENT_LEVELS);
-export type AgentLevel = z.infer<typeof AgentLevel>;
-
-/** Ordered from most to least capable; pickModelForTier relies on this order for its fallback. */
-export const MODEL_TIERS = ['large', 'medium', 'small'] as const;
-export const ModelTier = z.enum(MODEL_TIERS, { error: 'expected one of large|medium|small' });
-export type ModelTier = z.infer<typeof ModelTier>;
-
-export const AUTONOMY_LEVELS = ['full', 'semi', 'supervised', 'locked'] as const;
-export const AutonomyLevel = z.enum(AUTONOMY_LEVELS);
-export type AutonomyLevel = z.infer<typeof AutonomyLevel>;
-
-export const TEMPLATE_NAMES = [
-  'agency',
-  'consultancy',
-  'data_team',
-  'dev_shop',
-  'full_company',
-  'growth_marketing',
-  'product_team',
-  'research_lab',
-  'security_team',
-  'solo_founder',
-  'startup',
-  'support_desk',
-] as const;
-export const TemplateName = z.enum(TEMPLATE_NAMES);
-export type TemplateName = z.infer<typeof TemplateName>;
+import { AgentLevel, AutonomyLevel, ModelTier, PersonalityPresetName, TemplateName, type TemplateInfo } from '../contracts/catalogue.ts';
 
 const Identifier = z.string().regex(/^[a-z][a-z0-9_]*$/).max(64);
 
@@ -75,18 +45,6 @@ export const CompanyTemplate = z
   });
 export type CompanyTemplate = z.infer<typeof CompanyTemplate>;
 
-export const TemplateInfo = z.strictObject({
-  name: TemplateName,
-  display_name: z.string(),
-  description: z.string(),
-  source: z.literal('builtin'),
-  tags: z.array(z.string()),
-  agent_count: z.int().nonnegative(),
-  department_count: z.int().nonnegative(),
-  autonomy_level: AutonomyLevel,
-  workflow: z.string(),
-});
-export type TemplateInfo = z.infer<typeof TemplateInfo>;
 
 const BUILTIN_TEMPLATES: readonly CompanyTemplate[] = [
   {

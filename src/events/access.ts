@@ -1,6 +1,6 @@
 // Who may receive which event, decided per event (not per connection), and how events change the viewer.
 import { ROLES, type Role } from '../contracts/roles.ts';
-import type { Channel } from './catalogue.ts';
+import type { Channel } from '../contracts/events.ts';
 import type { HubEvent } from './hub.ts';
 
 /** What the authorization of one stream rests on; kept current by the events themselves and by the session sweep. */

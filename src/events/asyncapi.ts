@@ -1,6 +1,6 @@
 // The AsyncAPI 3.0 document of the WebSocket at /api/v1/ws, generated from the same zod schemas the server uses.
 import { z } from 'zod';
-import { EVENT_DEFINITIONS } from './catalogue.ts';
+import { EVENT_DEFINITIONS } from '../contracts/events.ts';
 import { ErrorFrame, MAX_BAD_FRAMES, MAX_FRAME_BYTES, PingFrame, PongFrame, SubscribedFrame, SubscribeFrame, UnsubscribeFrame } from './frames.ts';
 
 export const ASYNCAPI_VERSION = '3.0.0';

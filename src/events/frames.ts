@@ -1,7 +1,7 @@
 // The WebSocket protocol's frames (CONTRACT §4.8), client → server and server → client, as zod schemas.
 import { z } from 'zod';
 import { ProblemDetailSchema } from '../errors.ts';
-import { CHANNELS, Channel, EventId, LiveEvent } from './catalogue.ts';
+import { CHANNELS, Channel, EventId, LiveEvent } from '../contracts/events.ts';
 
 /** Close codes of the socket (RFC 6455 §7.4, plus 4001 of CONTRACT §4.8). */
 export const CLOSE = {

@@ -1,7 +1,7 @@
 // The instance's fan-out: reads committed events in id order from the outbox and hands each to every open stream.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { ApiError } from '../errors.ts';
-import { LiveEvent, type Channel } from './catalogue.ts';
+import { LiveEvent, type Channel } from '../contracts/events.ts';
 import { eventsAfter, latestEventId, replayPage, type StoredEvent } from './store.ts';
 
 /** A committed event as the instance passes it around: parsed once, its WebSocket frame serialized once. */

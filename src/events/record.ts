@@ -1,7 +1,7 @@
 // recordEvent: writes a live event to the outbox inside the transaction of the change it describes (CONTRACT §4.8).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type * as Catalogue from './catalogue.ts';
-import type { EventDataInput, EventType, PrivateEventType } from './catalogue.ts';
+import type * as Catalogue from '../contracts/events.ts';
+import type { EventDataInput, EventType, PrivateEventType } from '../contracts/events.ts';
 import { insertEvent } from './store.ts';
 
 type PublicEventType = Exclude<EventType, PrivateEventType>;
@@ -41,7 +41,7 @@ export async function recordEvent(em: EntityManager, event: Recorded<EventType> 
   // Typed `any` by the ORM; only its identity matters here.
   const transaction: unknown = em.getTransactionContext();
   if (!em.isInTransaction() || typeof transaction !== 'object' || transaction === null) throw new Error(`recordEvent(${event.type}) must run inside the transaction of the change it records`);
-  const { definitionOf } = await (catalogue ??= import('./catalogue.ts'));
+  const { definitionOf } = await (catalogue ??= import('../contracts/events.ts'));
   const definition = definitionOf(event.type);
   const audience = event.audience ?? null;
   if (definition.audience === 'user' && audience === null) throw new Error(`${event.type} events need an audience (the user who receives them)`);

@@ -1,7 +1,7 @@
 // One WebSocket of /api/v1/ws: the subscribe/unsubscribe/ping protocol, error frames, backpressure and close codes.
 import type { WebSocket, RawData } from 'ws';
 import { ApiError, describeZodError, toApiError, toProblem } from '../errors.ts';
-import type { Channel } from './catalogue.ts';
+import type { Channel } from '../contracts/events.ts';
 import { CLIENT_FRAMES, CLOSE, ClientFrameType, MAX_BAD_FRAMES } from './frames.ts';
 import type { HubEvent } from './hub.ts';
 import { MAX_UNSENT_BYTES, type Admission, type EventMetrics, type EventsRuntime } from './runtime.ts';

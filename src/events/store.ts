@@ -5,7 +5,7 @@ import { compiledStatement } from '../db/compiled.ts';
 import { EventsPublish } from '../db/entities/Event.ts';
 import { kysely, type Stored } from '../db/kysely.ts';
 import { isRole, type Role } from '../contracts/roles.ts';
-import type { Channel } from './catalogue.ts';
+import type { Channel } from '../contracts/events.ts';
 
 /** A published event: one that has its public id. */
 export type StoredEvent = Omit<Stored<'events'>, 'id'> & { id: number };

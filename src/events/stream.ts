@@ -1,7 +1,7 @@
 // One subscriber's stream, whatever carries it (WebSocket or SSE): channels, replay then live without gap or duplicate, id order.
 import { ApiError } from '../errors.ts';
 import { endsSession, mayReceive, viewerAfter, type Viewer } from './access.ts';
-import type { Channel } from './catalogue.ts';
+import type { Channel } from '../contracts/events.ts';
 import type { HubEvent, Subscriber } from './hub.ts';
 
 /** What carries a stream to its client. */

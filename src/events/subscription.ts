@@ -2,7 +2,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { tracked, type TrackedEnvelope } from '@trpc/server';
 import { ApiError } from '../errors.ts';
-import type { Channel, LiveEvent } from './catalogue.ts';
+import type { Channel, LiveEvent } from '../contracts/events.ts';
 import type { HubEvent } from './hub.ts';
 import { MAX_UNSENT_BYTES, type EventMetrics, type EventsRuntime } from './runtime.ts';
 import type { EventStream, Outlet } from './stream.ts';

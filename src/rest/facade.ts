@@ -4,13 +4,13 @@ import type { Deps } from '../context/deps.ts';
 import { contextFromFastify } from '../context/fromFastify.ts';
 import { ApiError, describeZodError, toApiError } from '../errors.ts';
 import { etagOf } from '../services/etag.ts';
-import { Pagination } from '../services/pagination.ts';
 import { deferredBodyParsers } from './body.ts';
 import { buildInput, locator, takesBody } from './input.ts';
 import { envelope, pageEnvelope, sendError } from './reply.ts';
 import { routeTable, type RestRoute } from './routeTable.ts';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
+import { Pagination } from '../contracts/pagination.ts';
 
 const ALL_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 

@@ -1,8 +1,8 @@
 // Writes success envelopes and error bodies; every error the HTTP layer sends goes through sendError.
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { type ApiError, toErrorEnvelope, toProblem } from '../errors.ts';
-import type { Pagination } from '../services/pagination.ts';
 import { prefersProblemJson } from './negotiate.ts';
+import type { Pagination } from '../contracts/pagination.ts';
 
 export function sendError(req: FastifyRequest, reply: FastifyReply, error: ApiError, publicUrl: string): FastifyReply {
   const problem = toProblem(error, { instance: req.id, publicUrl });

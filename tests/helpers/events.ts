@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import { kysely } from '../../src/db/kysely.ts';
-import type { EventType } from '../../src/events/catalogue.ts';
+import type { EventType } from '../../src/contracts/events.ts';
 import { recordEvent } from '../../src/events/record.ts';
 import type { TestService } from './service.ts';
 import type { TestUser } from './users.ts';

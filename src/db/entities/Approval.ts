@@ -1,6 +1,6 @@
 // Approvals: requests for a decision that move once, from pending to approved, rejected or expired.
 import { defineEntity, p } from '@mikro-orm/core';
-import { APPROVAL_STATUSES, RISK_LEVELS, type ApprovalStatus, type RiskLevel } from '../values.ts';
+import { APPROVAL_STATUSES, RISK_LEVELS, type ApprovalStatus, type RiskLevel } from '../../contracts/values.ts';
 
 const sqlList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 

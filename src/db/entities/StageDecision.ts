@@ -1,6 +1,6 @@
 // Review-stage decisions: one final verdict per (task, stage), in the order they were taken.
 import { defineEntity, p } from '@mikro-orm/core';
-import { VERDICTS, type Verdict } from '../values.ts';
+import { VERDICTS, type Verdict } from '../../contracts/values.ts';
 
 const sqlList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 

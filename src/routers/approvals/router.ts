@@ -2,7 +2,7 @@
 import { approverProcedure, authedProcedure, router, writerProcedure } from '../../trpc.ts';
 import { idempotently } from '../idempotency.ts';
 import * as approvals from '../../services/approvals/approvals.ts';
-import { ApprovalPage, ApprovalResponse, ApproveInput, CreateApprovalInput, GetApprovalInput, ListApprovalsInput, RejectInput } from './schemas.ts';
+import { ApprovalPage, ApprovalResponse, ApproveInput, CreateApprovalInput, GetApprovalInput, ListApprovalsInput, RejectInput } from '../../contracts/approvals.ts';
 
 const DECISION_ERRORS = {
   1001: 'The approval was requested by the caller: nobody decides their own request.',

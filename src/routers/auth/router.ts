@@ -16,7 +16,7 @@ import {
   SetupRequest,
   UserInfoResponse,
   WsTicketResponse,
-} from './schemas.ts';
+} from '../../contracts/auth.ts';
 
 const tags = ['auth'];
 

@@ -1,7 +1,7 @@
 // events.subscribe: live events over SSE (tRPC httpSubscriptionLink), the dashboard's alternative to the WebSocket.
 import { subscribeEvents } from '../../events/subscription.ts';
 import { authedProcedure, router } from '../../trpc.ts';
-import { SubscribeEventsInput } from './schemas.ts';
+import { SubscribeEventsInput } from '../../contracts/events.ts';
 
 export const eventsRouter = router({
   subscribe: authedProcedure

@@ -2,7 +2,7 @@
 import { authedProcedure, router, unlimitedProcedure } from '../../trpc.ts';
 import * as probes from '../../services/probes/probes.ts';
 import { capabilities } from '../../services/probes/capabilities.ts';
-import { CapabilitiesResponse, LivenessStatus, ReadinessStatus } from './schemas.ts';
+import { CapabilitiesResponse, LivenessStatus, ReadinessStatus } from '../../contracts/probes.ts';
 
 export const probesRouter = router({
   healthz: unlimitedProcedure

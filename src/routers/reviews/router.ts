@@ -2,7 +2,7 @@
 import { authedProcedure, router, writerProcedure } from '../../trpc.ts';
 import { idempotently } from '../idempotency.ts';
 import * as stages from '../../services/reviews/stages.ts';
-import { DecideStageInput, ListStagesInput, StageDecisionResponse } from './schemas.ts';
+import { DecideStageInput, ListStagesInput, StageDecisionResponse } from '../../contracts/reviews.ts';
 
 export const reviewsRouter = router({
   decideStage: writerProcedure

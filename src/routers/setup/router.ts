@@ -29,7 +29,7 @@ import {
   UpdateAgentModelInput,
   UpdateAgentNameInput,
   UpdateAgentPersonalityInput,
-} from './schemas.ts';
+} from '../../contracts/setup.ts';
 
 const tags = ['setup'];
 // operationIds are `<area>_<procedure>` unless that would clash with a schema in generated clients

@@ -14,7 +14,7 @@ import {
   RevokeOrgRoleInput,
   UpdateUserRoleInput,
   UserResponse,
-} from './schemas.ts';
+} from '../../contracts/users.ts';
 
 const tags = ['users'];
 const NO_USER = 'No user has this id.';

@@ -2,7 +2,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import { recordEvent } from '../../events/record.ts';
-import { toApprovalResponse } from './approvals.ts';
+import { toApprovalResponse } from './response.ts';
 import { expireIfOverdue, expireOverdueBatch, type StoredApproval } from './store.ts';
 import type { Clock } from '../../contracts/clock.ts';
 

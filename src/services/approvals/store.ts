@@ -1,7 +1,7 @@
 // The approvals table: every query of the approvals area, through the typed Kysely view of the entities.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ExpressionBuilder, Insertable } from 'kysely';
-import type { ApprovalStatus, RiskLevel } from '../../db/values.ts';
+import type { ApprovalStatus, RiskLevel } from '../../contracts/values.ts';
 import { compiledStatement } from '../../db/compiled.ts';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
 

@@ -2,7 +2,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError, toApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
-import type { CookieSessionResponse, SessionResponse, UserInfoResponse } from '../../routers/auth/schemas.ts';
+import type { CookieSessionResponse, SessionResponse, UserInfoResponse } from '../../contracts/auth.ts';
 import { summariseGrants } from '../users/grants.ts';
 import * as users from '../users/store.ts';
 import { toUserResponse } from '../users/users.ts';

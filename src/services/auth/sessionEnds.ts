@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordEvent } from '../../events/record.ts';
 import * as store from './store.ts';
 
-export { SESSION_END_REASONS, type EndedSession, type RevokeReason } from './store.ts';
+export type { EndedSession, RevokeReason } from './store.ts';
 
 /**
  * Who ends the sessions, as the events' `actor`: a username, null for the system or an operator outside

@@ -5,6 +5,7 @@ import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
 import { compiledStatement } from '../../db/compiled.ts';
 import { isRole, type Role } from '../../contracts/roles.ts';
+import type { SessionEndReason } from '../../contracts/events.ts';
 
 export type StoredSession = Stored<'sessions'>;
 
@@ -13,8 +14,7 @@ export type StoredSession = Stored<'sessions'>;
  * publish (CONTRACT §4.8), so nothing translates between the two. Rows written before the rename were
  * migrated (Migration20261123222724_session_end_reasons).
  */
-export const SESSION_END_REASONS = ['logout', 'revoked', 'password_changed', 'evicted', 'refresh_replayed', 'user_deleted'] as const;
-export type RevokeReason = (typeof SESSION_END_REASONS)[number];
+export type RevokeReason = SessionEndReason;
 
 /** A session a revocation ended: whom its event goes to, and the owner's name (null once the user is deleted). */
 export type EndedSession = { id: string; userId: string; username: string | null };

@@ -1,7 +1,7 @@
 // One-time WebSocket tickets: 30 s, single use, stored hashed, at most 5 pending per user.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors.ts';
-import type { WsTicketResponse } from '../../routers/auth/schemas.ts';
+import type { WsTicketResponse } from '../../contracts/auth.ts';
 import { lockUser } from '../users/store.ts';
 import * as store from './store.ts';
 import { newToken, sha256 } from './tokens.ts';

@@ -2,7 +2,7 @@
 import type { DashboardAssets } from '../../dashboard/assets.ts';
 import type { EventsRuntime } from '../../events/runtime.ts';
 import type { RequestLimiter } from '../../limits/limiter.ts';
-import type { CapabilitiesResponse } from '../../routers/probes/schemas.ts';
+import type { CapabilitiesResponse } from '../../contracts/probes.ts';
 
 export function capabilities({
   limiter,

@@ -2,7 +2,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError } from '../../errors.ts';
-import type { LivenessStatus, ReadinessStatus } from '../../routers/probes/schemas.ts';
+import type { LivenessStatus, ReadinessStatus } from '../../contracts/probes.ts';
 import { SERVICE_VERSION } from '../../version.ts';
 
 const READINESS_TIMEOUT_MS = 2000;

@@ -1,7 +1,7 @@
 // Review-stage decisions: one final verdict per (task, stage), recorded with the real decider.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordEvent } from '../../events/record.ts';
-import type { DecideStageInput, StageDecisionResponse } from '../../routers/reviews/schemas.ts';
+import type { DecideStageInput, StageDecisionResponse } from '../../contracts/reviews.ts';
 import { insertStageDecision, stageDecisionsOf, type StoredStageDecision } from './store.ts';
 import type { Actor } from '../../contracts/actor.ts';
 import type { Clock } from '../../contracts/clock.ts';

@@ -1,17 +1,18 @@
 // The agent roster of the setup wizard: adding agents, listing them by agent_index, and editing one.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isPersonalityPreset } from '../../data/personalityPresets.ts';
-import { findModel, type ProviderCatalogue } from '../../data/providerCatalogue.ts';
-import type { AgentLevel, ModelTier } from '../../data/templates.ts';
+import { findModel } from '../../data/providerCatalogue.ts';
 import { ApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
-import type { SetupAgentResponse, SetupAgentSummary } from '../../routers/setup/schemas.ts';
-import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.ts';
+import type { SetupAgentResponse, SetupAgentSummary } from '../../contracts/setup.ts';
+import { decodeCursor, toPage } from '../pagination.ts';
 import { localeName } from './names.ts';
 import { lockOpenSetup } from './state.ts';
 import * as store from './store.ts';
 import type { Actor } from '../../contracts/actor.ts';
 import type { Clock } from '../../contracts/clock.ts';
+import { DEFAULT_PAGE_SIZE } from '../../contracts/pagination.ts';
+import type { ProviderCatalogue, AgentLevel, ModelTier } from '../../contracts/catalogue.ts';
 
 export const MAX_AGENTS = 100;
 

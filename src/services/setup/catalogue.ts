@@ -1,10 +1,11 @@
 // The wizard's catalogues: builtin company templates, personality presets (paginated by name) and the loaded provider catalogue.
 import { PERSONALITY_PRESETS } from '../../data/personalityPresets.ts';
-import type { ProviderCatalogue } from '../../data/providerCatalogue.ts';
-import { TEMPLATES, toTemplateInfo, type TemplateInfo } from '../../data/templates.ts';
+import { TEMPLATES, toTemplateInfo } from '../../data/templates.ts';
 import { ApiError } from '../../errors.ts';
-import type { PersonalityPresetInfoResponse, SetupProvidersResponse } from '../../routers/setup/schemas.ts';
-import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.ts';
+import type { PersonalityPresetInfoResponse, SetupProvidersResponse } from '../../contracts/setup.ts';
+import { decodeCursor, toPage } from '../pagination.ts';
+import { DEFAULT_PAGE_SIZE } from '../../contracts/pagination.ts';
+import type { ProviderCatalogue, TemplateInfo } from '../../contracts/catalogue.ts';
 
 export function listTemplates(): TemplateInfo[] {
   return TEMPLATES.map(toTemplateInfo);

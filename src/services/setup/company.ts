@@ -1,16 +1,17 @@
 // The company: creating it, optionally from a builtin template that replaces the agent roster, and reading it back.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { pickModelForTier, type ProviderCatalogue } from '../../data/providerCatalogue.ts';
+import { pickModelForTier } from '../../data/providerCatalogue.ts';
 import { findTemplate, type CompanyTemplate } from '../../data/templates.ts';
 import { ApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
-import type { SetupCompanyInfoResponse, SetupCompanyResponse } from '../../routers/setup/schemas.ts';
+import type { SetupCompanyInfoResponse, SetupCompanyResponse } from '../../contracts/setup.ts';
 import { toAgentSummary } from './agents.ts';
 import { localeName } from './names.ts';
 import { lockOpenSetup } from './state.ts';
 import * as store from './store.ts';
 import type { Actor } from '../../contracts/actor.ts';
 import type { Clock } from '../../contracts/clock.ts';
+import type { ProviderCatalogue } from '../../contracts/catalogue.ts';
 
 export type CreateCompanyInput = {
   company_name: string;

@@ -1,13 +1,14 @@
 // Finishing the wizard: the preconditions, then the one-way switch to complete.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { findModel, type ProviderCatalogue } from '../../data/providerCatalogue.ts';
+import { findModel } from '../../data/providerCatalogue.ts';
 import { ApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
-import type { SetupCompleteResponse } from '../../routers/setup/schemas.ts';
+import type { SetupCompleteResponse } from '../../contracts/setup.ts';
 import { lockOpenSetup } from './state.ts';
 import { allAgents, markComplete } from './store.ts';
 import type { Actor } from '../../contracts/actor.ts';
 import type { Clock } from '../../contracts/clock.ts';
+import type { ProviderCatalogue } from '../../contracts/catalogue.ts';
 
 export async function completeSetup({ em, clock, providers, actor }: { em: EntityManager; clock: Clock; providers: ProviderCatalogue; actor: Actor }): Promise<SetupCompleteResponse> {
   return em.transactional(async (tx) => {

@@ -1,13 +1,14 @@
 // Name locales of the wizard: the available list, the chosen selection, and changing it.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ALL_LOCALES_SENTINEL, LOCALE_DISPLAY_NAMES, NAME_LOCALE_REGIONS, localeSelectionProblem } from '../../data/nameLocales.ts';
+import { LOCALE_DISPLAY_NAMES, NAME_LOCALE_REGIONS, localeSelectionProblem } from '../../data/nameLocales.ts';
 import { ApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
-import type { AvailableLocalesResponse, SetupNameLocalesResponse } from '../../routers/setup/schemas.ts';
+import type { AvailableLocalesResponse, SetupNameLocalesResponse } from '../../contracts/setup.ts';
 import { lockOpenSetup } from './state.ts';
 import { readState, saveLocales } from './store.ts';
 import type { Actor } from '../../contracts/actor.ts';
 import type { Clock } from '../../contracts/clock.ts';
+import { ALL_LOCALES_SENTINEL } from '../../contracts/catalogue.ts';
 
 export function availableLocales(): AvailableLocalesResponse {
   return {

@@ -1,9 +1,9 @@
 // The public wizard status: what a first-run client still has to do.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ProviderCatalogue } from '../../data/providerCatalogue.ts';
-import type { SetupStatusResponse } from '../../routers/setup/schemas.ts';
+import type { SetupStatusResponse } from '../../contracts/setup.ts';
 import { MIN_PASSWORD_LENGTH } from '../../contracts/passwords.ts';
 import { readStatusFacts } from './store.ts';
+import type { ProviderCatalogue } from '../../contracts/catalogue.ts';
 
 export async function setupStatus({ em, providers }: { em: EntityManager; providers: ProviderCatalogue }): Promise<SetupStatusResponse> {
   const facts = await readStatusFacts(em);

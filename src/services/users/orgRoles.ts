@@ -2,7 +2,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
-import type { UserResponse } from '../../routers/users/schemas.ts';
+import type { UserResponse } from '../../contracts/users.ts';
 import { assertIfMatch } from '../etag.ts';
 import type { OrgRole } from '../../contracts/roles.ts';
 import { assertNotLastOwner, normaliseDepartments } from './grants.ts';

@@ -3,16 +3,17 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
-import type { ListUsersInput, UserResponse } from '../../routers/users/schemas.ts';
+import type { ListUsersInput, UserResponse } from '../../contracts/users.ts';
 import { createAccount } from '../auth/accounts.ts';
 import type { Role } from '../../contracts/roles.ts';
 import { revokeUserSessions } from '../auth/sessions.ts';
 import { assertIfMatch } from '../etag.ts';
-import { DEFAULT_PAGE_SIZE, decodeCursor, toPage, type Pagination } from '../pagination.ts';
+import { decodeCursor, toPage } from '../pagination.ts';
 import { assertNotLastOwner, summariseGrants } from './grants.ts';
 import * as store from './store.ts';
 import type { Clock } from '../../contracts/clock.ts';
 import type { Actor } from '../../contracts/actor.ts';
+import { DEFAULT_PAGE_SIZE, type Pagination } from '../../contracts/pagination.ts';
 
 export const USERS_LIST = 'users';
 
