@@ -1,5 +1,6 @@
 // GET /api/v1/healthz through the production app versus a plain Fastify route (the ceiling), same run, autocannon.
 import Fastify from 'fastify';
+import { SERVICE_VERSION } from '../src/version.ts';
 import { load, medianRun, startBenchService, type LoadResult } from './lib.ts';
 
 export type { LoadResult } from './lib.ts';
@@ -15,7 +16,7 @@ export async function benchHealthz(opts: { connections?: number; durationS?: num
   const startedAt = performance.now();
   // The same JSON the facade sends, with no hooks, plugins or envelope logic: what Fastify alone costs.
   plain.get('/api/v1/healthz', async () => ({
-    data: { status: 'ok', version: '0.9.0', uptime_seconds: Math.round((performance.now() - startedAt) / 10) / 100 },
+    data: { status: 'ok', version: SERVICE_VERSION, uptime_seconds: Math.round((performance.now() - startedAt) / 10) / 100 },
     error: null,
     error_detail: null,
     success: true,

@@ -2,7 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildOpenApiDocument } from '../src/rest/openapi.ts';
+import { buildOpenApiDocument } from '../src/rest/openapi/document.ts';
 
 // The linted document must not depend on PUBLIC_URL, so every run (and CI) lints the same text.
 const PUBLIC_URL = 'http://127.0.0.1:8000';

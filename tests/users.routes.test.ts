@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeTable } from '../src/rest/routeTable.ts';
-import { buildOpenApiDocument } from '../src/rest/openapi.ts';
+import { buildOpenApiDocument } from '../src/rest/openapi/document.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser } from './helpers/users.ts';
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Deps } from '../context/deps.ts';
 import { ApiError, toApiError } from '../errors.ts';
 import { sendError } from '../rest/reply.ts';
-import { API_VERSION } from '../rest/openapi.ts';
+import { SERVICE_VERSION } from '../version.ts';
 import { buildAsyncApiDocument } from './asyncapi.ts';
 import { MAX_FRAME_BYTES } from './frames.ts';
 import type { Admission } from './runtime.ts';
@@ -99,7 +99,7 @@ export async function eventRoutes(app: FastifyInstance, opts: { deps: Deps; cors
 
   let document: string | undefined;
   app.get(ASYNCAPI_PATH, async (_req, reply) => {
-    document ??= JSON.stringify(buildAsyncApiDocument(publicUrl, API_VERSION));
+    document ??= JSON.stringify(buildAsyncApiDocument(publicUrl, SERVICE_VERSION));
     return reply.type('application/json; charset=utf-8').send(document);
   });
 

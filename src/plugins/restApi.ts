@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../context/deps.ts';
 import { restFacade } from '../rest/facade.ts';
-import { openApiRoute } from '../rest/openapi.ts';
+import { openApiRoute } from '../rest/openapi/route.ts';
 
 export default async function restApi(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
   await app.register(restFacade, { deps: opts.deps, corsEnabled: opts.deps.config.corsOrigins.length > 0 });
