@@ -12,6 +12,7 @@ import requestTimeout from './plugins/requestTimeout.ts';
 import restApi from './plugins/restApi.ts';
 import shutdown from './plugins/shutdown.ts';
 import { deferredChildLogger } from './requestLogger.ts';
+import { parseQueryString } from './net/queryString.ts';
 import trpcApi from './plugins/trpcApi.ts';
 import dashboard from './plugins/dashboard.ts';
 import { eventRoutes } from './events/plugin.ts';
@@ -33,6 +34,8 @@ export async function buildApp(deps: Deps, opts: { drainMs?: number } = {}): Pro
       // only has to let long tRPC batch paths through.
       maxParamLength: MAX_URL_LENGTH,
       ignoreTrailingSlash: true,
+      // Strict decoding: a value that is not percent-encoded UTF-8 is refused by whoever reads it (CONTRACT §2.2).
+      querystringParser: parseQueryString,
     },
     trustProxy: trustProxyOption(config.trustProxy),
     // Headers must arrive within REQUEST_TIMEOUT_S (the body: src/plugins/requestTimeout.ts).

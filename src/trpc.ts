@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Context } from './context/index.ts';
 import { ApiError, toApiError, toProblem, type ErrorCode } from './errors.ts';
 import { assertAcceptableInput } from './inputRules.ts';
+import { UNDECODABLE } from './net/queryString.ts';
 import { authenticate, requirePasswordChanged, requireRole, type Role } from './services/auth/guards.ts';
 import { resolveSession } from './services/auth/sessions.ts';
 import { applyLimits, countFailedAuthentication } from './limits/middleware.ts';
@@ -106,11 +107,13 @@ function apiErrorOf(error: unknown): unknown {
 /**
  * The last step of every tier, so who may call is settled before what was sent is looked at (CONTRACT
  * §2.2: an anonymous bad body is 401, a wrong role's 403). It reads the raw input — which is also when the
- * REST facade parses the body — and applies the rules no schema states (inputRules.ts); the procedure's
- * own schema runs right after.
+ * REST facade parses the body — and applies the rules no schema states (inputRules.ts), after refusing an
+ * input the transport could not decode from the URL; the procedure's own schema runs right after.
  */
-async function checkInput(meta: Meta | undefined, getRawInput: () => Promise<unknown>): Promise<void> {
-  if (meta?.ignoresInput !== true) assertAcceptableInput(await getRawInput());
+async function checkInput(ctx: Context, meta: Meta | undefined, getRawInput: () => Promise<unknown>): Promise<void> {
+  if (meta?.ignoresInput === true) return;
+  if (ctx.undecodableInput !== null) throw ApiError.badRequest(`${ctx.undecodableInput}: ${UNDECODABLE}`);
+  assertAcceptableInput(await getRawInput());
 }
 
 /*
@@ -123,7 +126,7 @@ async function checkInput(meta: Meta | undefined, getRawInput: () => Promise<unk
 const anonymousTier = t.middleware(async ({ ctx, meta, path, type, getRawInput, next }) => {
   try {
     const result = await applyLimits(ctx, { path, op: meta?.limits?.op, mutation: type === 'mutation' }, async () => {
-      await checkInput(meta, getRawInput);
+      await checkInput(ctx, meta, getRawInput);
       return next();
     });
     return apiErrorsOf(result);
@@ -148,7 +151,7 @@ const signedInTier = (roles: readonly Role[] | null) =>
       const signedIn = { ...ctx, actor };
       const result = await applyLimits(signedIn, { path, op: meta?.limits?.op, mutation: type === 'mutation' }, async () => {
         if (roles) requireRole(actor, roles);
-        await checkInput(meta, getRawInput);
+        await checkInput(ctx, meta, getRawInput);
         return next({ ctx: { actor } });
       });
       return apiErrorsOf(result);

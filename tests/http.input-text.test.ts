@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Approval } from '../src/db/entities/Approval.ts';
 import { StageDecision } from '../src/db/entities/StageDecision.ts';
 import { toApiError } from '../src/errors.ts';
+import { routeTable } from '../src/rest/routeTable.ts';
 import { expectResponseConforms, type OpenApiDocument } from './helpers/openapiConformance.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
@@ -130,6 +131,54 @@ describe('a NUL character or a lone surrogate is refused with 400/2001 naming th
   it('a deeply nested body is refused as a shape error, never a 500', async () => {
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
     await expect2001(writer, 'POST', '/api/v1/approvals', approvalBody(`"metadata":${deep}`), /^body\.metadata/);
+  });
+});
+
+/** Every query parameter of every GET operation, with its route's URL filled (the value of a path parameter does not matter here). */
+const QUERY_PARAMETERS = routeTable
+  .filter((route) => route.method === 'GET' && route.inputShape !== null)
+  .flatMap((route) =>
+    Object.keys(route.inputShape ?? {})
+      .filter((name) => !route.pathParams.includes(name))
+      .map((name) => ({ name, url: `/api/v1${route.openapiPath.replace(/\{(\w+)\}/g, (_, param: string) => (param === 'agent_index' ? '0' : 'x'))}` })),
+  );
+
+describe('a query value that is not percent-encoded UTF-8 is refused with 400/2001 naming the parameter, never read as other text', () => {
+  it('the parameters below include every list query (the table is not empty)', () => {
+    const names = QUERY_PARAMETERS.map(({ url, name }) => `${url}?${name}`);
+    expect(names).toEqual(expect.arrayContaining(['/api/v1/approvals?action_type', '/api/v1/approvals?cursor', '/api/v1/approvals?limit', '/api/v1/users?cursor', '/api/v1/auth/sessions?scope']));
+  });
+
+  it.each(['%ED%A0%80', '%FF', '%', 'ok%E2%82'])('%s in any query parameter of any operation → 400/2001 naming query.<parameter>', async (bad) => {
+    for (const { name, url } of QUERY_PARAMETERS) {
+      await expect2001(ceo, 'GET', `${url}?${name}=${bad}`, undefined, new RegExp(`^query\\.${name}: .*percent-encoding or UTF-8`));
+    }
+  });
+
+  it('the same parameter percent-encoded correctly is ordinary text (%25FF is the three characters "%FF")', async () => {
+    const res = await svc.app.inject({ method: 'GET', url: '/api/v1/approvals?action_type=%25FF', headers: writer.headers });
+    expect(res.statusCode, res.body).toBe(200);
+  });
+
+  it('authentication comes first: anonymous → 401', async () => {
+    const res = await svc.app.inject({ method: 'GET', url: '/api/v1/approvals?action_type=%FF' });
+    expect(res.statusCode, res.body).toBe(401);
+  });
+
+  it('an unknown query parameter is ignored whatever its encoding, like any other', async () => {
+    for (const url of ['/api/v1/approvals?utm_source=%FF', '/api/v1/approvals?%FF=1']) {
+      const res = await svc.app.inject({ method: 'GET', url, headers: writer.headers });
+      expect(res.statusCode, `${url}: ${res.body}`).toBe(200);
+    }
+  });
+
+  it('through /api/trpc: an undecodable input parameter → 400/2001 naming input, after authentication', async () => {
+    const url = `/api/trpc/approvals.list?input=${encodeURIComponent('{"action_type":"')}%ED%A0%80${encodeURIComponent('"}')}`;
+    const res = await svc.app.inject({ method: 'GET', url, headers: writer.headers });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json().error.data.problem).toMatchObject({ error_code: 2001, detail: expect.stringMatching(/^input: .*percent-encoding or UTF-8/) });
+    const anonymous = await svc.app.inject({ method: 'GET', url });
+    expect(anonymous.statusCode, anonymous.body).toBe(401);
   });
 });
 

@@ -41,7 +41,8 @@ export function replySink(reply: FastifyReply): ResponseSink {
   };
 }
 
-export function contextFromFastify(deps: Deps, req: FastifyRequest, reply: FastifyReply): ContextInner {
+/** `undecodableInput`: for a transport that reads its input from the URL itself (tRPC), see ContextInner. */
+export function contextFromFastify(deps: Deps, req: FastifyRequest, reply: FastifyReply, undecodableInput: string | null = null): ContextInner {
   const userAgent = req.headers['user-agent'];
   const ctx = createContextInner({
     deps,
@@ -50,6 +51,7 @@ export function contextFromFastify(deps: Deps, req: FastifyRequest, reply: Fasti
     userAgent: typeof userAgent === 'string' ? userAgent.slice(0, 512) : null,
     credentials: credentialsOf(req),
     response: replySink(reply),
+    undecodableInput,
   });
   req.trace = ctx.trace;
   return ctx;

@@ -31,6 +31,11 @@ export type ContextInner = {
   actor: Actor | null;
   /** Facts about the request gathered on the way, for the access log. */
   trace: { userId: string | null };
+  /**
+   * A URL parameter carrying the input that the transport could not decode (not percent-encoded UTF-8),
+   * by name; the input rules refuse the call with it once the caller is authorized (CONTRACT §2.2).
+   */
+  undecodableInput: string | null;
 };
 
 export type ContextInput = {
@@ -40,6 +45,7 @@ export type ContextInput = {
   userAgent?: string | null;
   credentials?: Credentials;
   response?: ResponseSink;
+  undecodableInput?: string | null;
 };
 
 /** A sink that remembers what was set; the default for createCaller, handy in tests. */
@@ -71,6 +77,7 @@ class RequestContext implements ContextInner {
   readonly response: ResponseSink;
   actor: Actor | null = null;
   readonly trace: { userId: string | null } = { userId: null };
+  readonly undecodableInput: string | null;
   #em: EntityManager | undefined;
 
   constructor(input: ContextInput) {
@@ -80,6 +87,7 @@ class RequestContext implements ContextInner {
     this.userAgent = input.userAgent ?? null;
     this.credentials = input.credentials ?? {};
     this.response = input.response ?? recordingSink();
+    this.undecodableInput = input.undecodableInput ?? null;
     Object.defineProperty(this, 'em', RequestContext.#emProperty);
   }
 

@@ -1,6 +1,7 @@
 // Turns a REST request (path params, query string, JSON body) into the one input object a procedure takes.
 import { z } from 'zod';
 import { ApiError } from '../errors.ts';
+import { UNDECODABLE, UndecodableText } from '../net/queryString.ts';
 import { bodyOf } from './body.ts';
 import type { RestRoute } from './routeTable.ts';
 
@@ -50,6 +51,7 @@ export function buildInput(route: RestRoute, req: Request): unknown {
       const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
       if (field === undefined || route.pathParams.includes(key)) continue;
       if (Array.isArray(raw)) throw ApiError.badRequest(`query.${key}: must be given once`);
+      if (raw instanceof UndecodableText) throw ApiError.badRequest(`query.${key}: ${UNDECODABLE}`);
       if (typeof raw !== 'string' || raw === '') continue; // an empty value counts as absent
       fields.push([key, coerce(field, raw)]);
     }
