@@ -8,8 +8,9 @@ if (major < 22) {
   process.exit(1);
 }
 
-// V8 keeps compiled (and type-stripped) modules on disk, so a restart skips most of the ~2 s of
-// parsing our dependencies cost (bench/RESULTS.md); NODE_COMPILE_CACHE may name the directory.
+// V8 keeps compiled (and type-stripped) modules on disk, so a restart skips most of the time parsing our
+// dependencies takes (docs/foundation.md#measured-reasons-behind-the-code); NODE_COMPILE_CACHE may
+// name the directory.
 const { enableCompileCache } = await import('node:module');
 enableCompileCache();
 

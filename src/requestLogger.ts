@@ -4,9 +4,9 @@ import type { Bindings, ChildLoggerOptions } from 'pino';
 
 /**
  * pino's child() serializes its bindings at once, and with wildcard redaction (`*.password`) runs every
- * binding through the redactor: ~2.5 µs and several objects on every request, for a logger a probe never
- * writes to (its access line is at debug level; bench/RESULTS.md, healthz). This one creates the pino
- * child on first use; what gets written is exactly what the child would have written.
+ * binding through the redactor: work and garbage on every request, for a logger a probe never writes to
+ * (its access line is at debug level; docs/foundation.md#measured-reasons-behind-the-code). This one
+ * creates the pino child on first use; what gets written is exactly what the child would have written.
  */
 class DeferredChildLogger implements FastifyBaseLogger {
   readonly #parent: FastifyBaseLogger;

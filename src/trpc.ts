@@ -120,8 +120,9 @@ async function checkInput(ctx: Context, meta: Meta | undefined, getRawInput: () 
  * Each tier (but the unlimited one, which needs none) is ONE middleware: error mapping, authentication,
  * limits (wrapping the rest of the call, not just its start, because the in-flight cap holds its slot until
  * it ends), the role check and the input rules, in that order. tRPC copies a call's options twice per
- * middleware level (object spreads), which cost ~7 % of a healthz request's CPU with four levels
- * (bench/RESULTS.md); one level per tier keeps the order of the checks and their errors as they were.
+ * middleware level (object spreads), a share of a cheap request's CPU that shows in profiles
+ * (docs/foundation.md#measured-reasons-behind-the-code); one level per tier keeps the order of the
+ * checks and their errors as they were.
  */
 const anonymousTier = t.middleware(async ({ ctx, meta, path, type, getRawInput, next }) => {
   try {
@@ -166,8 +167,9 @@ export const publicProcedure = t.procedure.meta({ access: { tier: 'public', auth
 /**
  * Anyone, outside every rate limit: the probes and setup status, which SERVICE-SPEC gives no 429 and
  * orchestrators poll at any rate. It has no middleware at all, because each level of one costs two copies
- * of the call's options inside tRPC (~6 % of a healthz request, bench/RESULTS.md) and there is nothing for
- * it to do: these procedures take no input (a test holds every unlimited route to that), so no input rule
+ * of the call's options inside tRPC, which shows on a request as cheap as a probe
+ * (docs/foundation.md#measured-reasons-behind-the-code), and there is nothing for it to do: these
+ * procedures take no input (a test holds every unlimited route to that), so no input rule
  * applies, and their failures are ApiErrors or, unexpected, mapped by each transport as any other. Only
  * createCaller sees such an unexpected one as tRPC's INTERNAL_SERVER_ERROR wrapping it.
  */

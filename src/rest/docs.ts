@@ -38,10 +38,10 @@ export async function docsRoutes(app: FastifyInstance, _opts: { deps: Deps }): P
     if (req.url === '/docs' || req.url.startsWith('/docs/') || req.url.startsWith('/docs?')) reply.header('content-security-policy', DOCS_CSP);
     return payload;
   });
-  // Scalar's plugin module inlines its 4 MB UI bundle and an OpenAPI parser: ~40 MB of resident memory
-  // and a noticeable share of boot time (bench/RESULTS.md) for a page few clients ever open. It is loaded
-  // on the first /docs request, asked once for its page and script, which are kept (the script compressed
-  // once, gzip and brotli), and closed again.
+  // Scalar's plugin module inlines its whole UI bundle and an OpenAPI parser: resident memory and boot
+  // time (docs/foundation.md#measured-reasons-behind-the-code) for a page few clients ever open.
+  // It is loaded on the first /docs request, asked once for its page and script, which are kept (the
+  // script compressed once, gzip and brotli), and closed again.
   let reference: Promise<Reference> | undefined;
   const load = (): Promise<Reference> =>
     (reference ??= loadReference().catch((error: unknown) => {
@@ -80,7 +80,8 @@ async function loadReference(): Promise<Reference> {
 async function compressed(identity: Buffer): Promise<Script> {
   const [gzip, br] = await Promise.all([
     promisify(zlib.gzip)(identity, { level: 9 }),
-    // Quality 5: ~1 s once for 4 MB, within a few percent of the slow top qualities (11 takes ~30 s).
+    // Quality 5: nearly as small as the top qualities, which take many times longer
+    // (docs/foundation.md#measured-reasons-behind-the-code).
     promisify(zlib.brotliCompress)(identity, {
       params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: identity.length },
     }),

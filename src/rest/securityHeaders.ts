@@ -5,8 +5,9 @@ import helmet from 'helmet';
 
 /**
  * helmet (the engine inside @fastify/helmet) is run once against a recording response. @fastify/helmet
- * would rerun it on every request, which cost about a tenth of a healthz request (bench/RESULTS.md), for
- * headers that never change.
+ * would build the middleware again on every request, parsing the CSP directives each time, for headers
+ * that never change; on a probe that was a visible share of the request
+ * (docs/foundation.md#measured-reasons-behind-the-code).
  */
 export function securityHeaders(opts: { hsts: boolean }): Readonly<Record<string, string>> {
   const middleware = helmet({

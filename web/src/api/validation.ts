@@ -1,4 +1,5 @@
-// The API's zod schemas, loaded once the first page is on screen: zod and the schemas are half the bundle, and no first paint needs them.
+// The API's zod schemas, loaded once the first page is on screen: zod and the schemas are a large part of
+// the bundle (docs/dashboard.md), and no first paint needs them.
 import type { z } from 'zod';
 import type * as Schemas from './schemas.ts';
 import { check, type Checked } from '../lib/forms.ts';
