@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Clock } from '../contracts/clock.ts';
 import type { DashboardAssets } from '../dashboard/assets.ts';
-import type { EventsRuntime } from '../events/runtime.ts';
+import type { LiveEvents } from '../events/runtime.ts';
 import type { RequestLimiter } from '../limits/limiter.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import type { SetupLatch } from '../services/auth/auth.ts';
@@ -31,7 +31,7 @@ export type Deps = {
   /** The built web dashboard (CONTRACT §4.9); null when DASHBOARD_ENABLED=false or nothing is built. */
   dashboard: DashboardAssets | null;
   /** Live events of this instance (CONTRACT §4.8): fan-out, stream admission, retention. */
-  events: EventsRuntime;
+  events: LiveEvents;
   /** Prometheus instruments (CONTRACT §4.10); updated whether or not GET /metrics is served. */
   metrics: Metrics;
 };

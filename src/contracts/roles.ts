@@ -11,3 +11,6 @@ export type OrgRole = (typeof ORG_ROLES)[number];
 
 /** How many departments one department_admin grant may cover. */
 export const MAX_SCOPED_DEPARTMENTS = 100;
+
+/** One org role a user holds, with the departments it covers (only department_admin has any). */
+export type Grant = { role: OrgRole; scopedDepartments: string[] };

@@ -3,8 +3,10 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { entities, routines } from './entities/index.ts';
-import { RATE_LIMIT_TABLE_NAME } from '../limits/stores.ts';
 import { StatementNamingClient } from './statementNames.ts';
+
+/** rate-limiter-flexible's counters table: created by a migration, owned by the library, not by an entity. */
+export const RATE_LIMIT_TABLE_NAME = 'rate_limit_counters';
 
 export const migrationsDir = fileURLToPath(new URL('./migrations', import.meta.url));
 

@@ -70,7 +70,28 @@ export type EventMetrics = Pick<Metrics, 'eventStreams' | 'eventsDelivered' | 'e
 
 type RuntimeDeps = { config: Config; orm: MikroORM; clock: Clock; logger: FastifyBaseLogger; metrics: EventMetrics };
 
-export class EventsRuntime {
+/** What the rest of the service uses of an instance's live events (Deps names this, not the class below). */
+export interface LiveEvents {
+  /** This instance's fan-out of committed events to its open streams. */
+  readonly hub: EventHub;
+  readonly timings: EventsTimings;
+  readonly metrics: EventMetrics;
+  /** Set when the WebSocket route is registered: what `capabilities.events` reports. */
+  websocketServed: boolean;
+  readonly listenerPid: number | null;
+  readonly openStreams: number;
+  publish(): Promise<number>;
+  admitTicket(em: EntityManager, ticket: string): Promise<Admission>;
+  ticketIsRedeemable(em: EntityManager, ticket: string): Promise<boolean>;
+  admitSession(em: EntityManager, actor: { userId: string; sessionId: string; username: string; role: Role; mustChangePassword: boolean }): Promise<Admission>;
+  attach(admission: Admission, outlet: Outlet): EventStream;
+  releaseAdmission(admission: Admission): void;
+  shutdownStreams(): void;
+  stop(): Promise<void>;
+  purge(): Promise<void>;
+}
+
+export class EventsRuntime implements LiveEvents {
   readonly hub: EventHub;
   readonly instanceId = randomUUID();
   readonly timings: EventsTimings;

@@ -4,7 +4,7 @@ import { ApiError, describeZodError, toApiError, toProblem } from '../errors.ts'
 import type { Channel } from '../contracts/events.ts';
 import { CLIENT_FRAMES, CLOSE, ClientFrameType, MAX_BAD_FRAMES } from './frames.ts';
 import type { HubEvent } from './hub.ts';
-import { MAX_UNSENT_BYTES, type Admission, type EventMetrics, type EventsRuntime } from './runtime.ts';
+import { MAX_UNSENT_BYTES, type Admission, type EventMetrics, type LiveEvents } from './runtime.ts';
 import type { EventStream, Outlet } from './stream.ts';
 
 type Log = { warn(obj: object, msg: string): void };
@@ -23,7 +23,7 @@ export class EventSocket implements Outlet {
   private busy = false;
   private closing = false;
 
-  constructor(ws: WebSocket, runtime: EventsRuntime, admission: Admission, opts: { requestId: string; publicUrl: string; log: Log }) {
+  constructor(ws: WebSocket, runtime: LiveEvents, admission: Admission, opts: { requestId: string; publicUrl: string; log: Log }) {
     this.ws = ws;
     this.problemOptions = { instance: opts.requestId, publicUrl: opts.publicUrl };
     this.log = opts.log;

@@ -4,7 +4,7 @@ import { tracked, type TrackedEnvelope } from '@trpc/server';
 import { ApiError } from '../errors.ts';
 import type { Channel, LiveEvent } from '../contracts/events.ts';
 import type { HubEvent } from './hub.ts';
-import { MAX_UNSENT_BYTES, type EventMetrics, type EventsRuntime } from './runtime.ts';
+import { MAX_UNSENT_BYTES, type EventMetrics, type LiveEvents } from './runtime.ts';
 import type { EventStream, Outlet } from './stream.ts';
 import type { Actor } from '../contracts/actor.ts';
 
@@ -15,7 +15,7 @@ import type { Actor } from '../contracts/actor.ts';
  * ends it without an error event, so the client's EventSource reconnects with its last id.
  */
 export async function subscribeEvents(
-  { em, events }: { em: EntityManager; events: EventsRuntime },
+  { em, events }: { em: EntityManager; events: LiveEvents },
   actor: Actor,
   input: { channels: Channel[]; lastEventId?: string | null | undefined },
   signal: AbortSignal | undefined,

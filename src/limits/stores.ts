@@ -1,8 +1,9 @@
 // Where limiter counters live: one factory for rate-limiter-flexible stores, in memory or in PostgreSQL.
 import { RateLimiterMemory, RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RATE_LIMIT_TABLE_NAME } from '../db/ormConfig.ts';
 
-export const RATE_LIMIT_TABLE_NAME = 'rate_limit_counters';
+export { RATE_LIMIT_TABLE_NAME };
 
 /**
  * The table RateLimiterPostgres reads and writes, for a migration to create (the store runs with

@@ -1,6 +1,6 @@
 // Writes overdue pending approvals as expired: on the reads that meet them and by a periodic sweep.
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { FastifyBaseLogger } from 'fastify';
+import type { BaseLogger } from 'pino';
 import { recordEvent } from '../../events/record.ts';
 import { toApprovalResponse } from './response.ts';
 import { expireIfOverdue, expireOverdueBatch, type StoredApproval } from './store.ts';
@@ -35,7 +35,7 @@ async function recordExpired(tx: EntityManager, expired: readonly StoredApproval
 
 /** Runs the expiry sweep every `intervalMs` without keeping the process alive; returns the stop function. */
 export function startApprovalExpirySweeper(
-  { orm, clock, logger }: { orm: MikroORM; clock: Clock; logger: Pick<FastifyBaseLogger, 'info' | 'warn'> },
+  { orm, clock, logger }: { orm: MikroORM; clock: Clock; logger: Pick<BaseLogger, 'info' | 'warn'> },
   opts: { intervalMs?: number } = {},
 ): () => void {
   let running = false;

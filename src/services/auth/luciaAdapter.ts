@@ -1,12 +1,12 @@
 // lucia v3's database adapter over the auth store: lucia's "session id" is the access token, stored only as SHA-256.
 import type { Adapter, DatabaseSession, DatabaseUser, Lucia } from 'lucia';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Grant } from '../users/grants.ts';
 import type { Role } from '../../contracts/roles.ts';
 import { endUserSessions } from './sessionEnds.ts';
 import * as store from './store.ts';
 import { sha256 } from './tokens.ts';
 import type { Clock } from '../../contracts/clock.ts';
+import type { Grant } from '../../contracts/roles.ts';
 
 export type SessionAttributes = {
   publicId: string;

@@ -1,6 +1,6 @@
 // Housekeeping (CONTRACT §4.10): periodic purges of rows past retention, one instance at a time, off the request path.
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { FastifyBaseLogger } from 'fastify';
+import type { BaseLogger } from 'pino';
 import pg from 'pg';
 import type { Config } from '../../config.ts';
 import type { Metrics } from '../../metrics/registry.ts';
@@ -41,7 +41,7 @@ export type HousekeepingDeps = {
   url: string;
   clock: Clock;
   config: Config;
-  logger: Pick<FastifyBaseLogger, 'info' | 'warn'>;
+  logger: Pick<BaseLogger, 'info' | 'warn'>;
   metrics: Pick<Metrics, 'purgedRows'>;
 };
 

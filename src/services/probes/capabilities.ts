@@ -1,6 +1,6 @@
 // The capability report: one boolean per optional subsystem, computed from what this deployment wires.
 import type { DashboardAssets } from '../../dashboard/assets.ts';
-import type { EventsRuntime } from '../../events/runtime.ts';
+import type { LiveEvents } from '../../events/runtime.ts';
 import type { RequestLimiter } from '../../limits/limiter.ts';
 import type { CapabilitiesResponse } from '../../contracts/probes.ts';
 
@@ -12,7 +12,7 @@ export function capabilities({
 }: {
   limiter: RequestLimiter | null;
   dashboard: DashboardAssets | null;
-  events: EventsRuntime;
+  events: LiveEvents;
   metricsEnabled: boolean;
 }): CapabilitiesResponse {
   return {

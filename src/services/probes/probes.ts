@@ -1,6 +1,6 @@
 // Liveness and readiness (CONTRACT §4.1).
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { FastifyBaseLogger } from 'fastify';
+import type { BaseLogger } from 'pino';
 import { ApiError } from '../../errors.ts';
 import type { LivenessStatus, ReadinessStatus } from '../../contracts/probes.ts';
 import { SERVICE_VERSION } from '../../version.ts';
@@ -12,7 +12,7 @@ export function liveness({ startedAt }: { startedAt: number }): LivenessStatus {
 }
 
 /** Ready when a database round-trip succeeds within 2 s; the 503 names the dependency, never driver text. */
-export async function readiness({ orm, logger, startedAt }: { orm: MikroORM; logger: FastifyBaseLogger; startedAt: number }): Promise<ReadinessStatus> {
+export async function readiness({ orm, logger, startedAt }: { orm: MikroORM; logger: Pick<BaseLogger, 'warn'>; startedAt: number }): Promise<ReadinessStatus> {
   const check = await withTimeout(orm.checkConnection(), READINESS_TIMEOUT_MS).catch((error: unknown) => ({ ok: false as const, error }));
   if (!check.ok) {
     logger.warn({ err: check.error }, 'readiness check failed');

@@ -1,10 +1,7 @@
 // Organization roles: their names, the departments rule, the last-owner rule, and how a user's grants read.
-import type { OrgRole } from '../../contracts/roles.ts';
+import type { Grant, OrgRole } from '../../contracts/roles.ts';
 import { ApiError } from '../../errors.ts';
 
-
-/** One org role a user holds, with the departments it covers (only department_admin has any). */
-export type Grant = { role: OrgRole; scopedDepartments: string[] };
 
 /**
  * What /auth/me and /users show of a user's grants: the roles sorted, and the sorted union of their

@@ -6,7 +6,7 @@ import { compiledStatement } from '../../db/compiled.ts';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
 import type { Role } from '../../contracts/roles.ts';
 import type { OrgRole } from '../../contracts/roles.ts';
-import type { Grant } from './grants.ts';
+import type { Grant } from '../../contracts/roles.ts';
 
 export type StoredUser = Stored<'users'>;
 /** A user with every org role it holds, read in the same statement. */
