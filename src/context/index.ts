@@ -64,8 +64,9 @@ export function recordingSink(): ResponseSink & { cookies: Map<string, { value: 
  * The context itself. `em` is an own, enumerable accessor (tRPC's context merges and our `{ ...ctx }` copy
  * it as a value) whose getter is ONE function for every request. A getter written in a per-request object
  * literal is a new closure each time, and V8 kept each request's whole graph (reply, request, headers)
- * alive through it past two scavenges: ~5 KB promoted per request, a tenth of a healthz request's time in
- * the scavenger (bench/RESULTS.md).
+ * alive through it past two scavenges: every request was promoted to the old generation, and the
+ * scavenger's time became a real share of a probe's
+ * (docs/foundation.md#measured-reasons-behind-the-code).
  */
 class RequestContext implements ContextInner {
   declare readonly em: EntityManager;

@@ -272,10 +272,10 @@ async function initdb(binaries: Binaries, dataDir: string, password: string, run
 
 /**
  * Where the postmaster puts its Unix-domain socket, which the service connects through: the cluster
- * directory, so only the cluster's owner (and root) can reach it. A statement costs both processes about a
- * quarter less CPU through it than through loopback TCP (bench/RESULTS.md). Null (TCP only) when the
- * socket's path would pass the kernel's 107-byte limit, or the directory's name could not be passed to
- * `unix_socket_directories` as it is (a comma or a space would split it).
+ * directory, so only the cluster's owner (and root) can reach it. A statement costs both processes less
+ * CPU through it than through loopback TCP (docs/foundation.md#measured-reasons-behind-the-code).
+ * Null (TCP only) when the socket's path would pass the kernel's 107-byte limit, or the directory's name
+ * could not be passed to `unix_socket_directories` as it is (a comma or a space would split it).
  */
 function socketDirectoryFor(dataDir: string, port: number): string | null {
   const fits = Buffer.byteLength(path.join(dataDir, `.s.PGSQL.${port}`)) <= 107;

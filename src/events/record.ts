@@ -16,7 +16,8 @@ export function recordedEventsIn(transaction: object): boolean {
 
 // Loaded on first use, not at import: the catalogue imports the routers' schemas, which import the
 // services that record events (a static import would be a cycle that breaks module initialisation). Kept,
-// because a dynamic import() resolves the specifier again on every call (~25 µs).
+// because a dynamic import() resolves the specifier again on every call
+// (docs/foundation.md#measured-reasons-behind-the-code).
 let catalogue: Promise<typeof Catalogue> | undefined;
 
 type Recorded<T extends EventType> = {

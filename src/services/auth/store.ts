@@ -45,8 +45,8 @@ function sessionLookup(em: EntityManager, tokenHash: string) {
 export type SessionLookup = InferResult<ReturnType<typeof sessionLookup>>[number];
 
 /**
- * Building the statement and the ORM plugin's pass over it cost more CPU than running it (measured: about
- * two thirds of an authenticated request's query time), so it is built once (db/compiled.ts) and each
+ * Building the statement and the ORM plugin's pass over it cost more CPU than running it
+ * (docs/foundation.md#measured-reasons-behind-the-code), so it is built once (db/compiled.ts) and each
  * request runs it with its token's hash, as a prepared statement that PostgreSQL plans once per connection.
  */
 const sessionByTokenHash = compiledStatement((em, v: { tokenHash: string }) => sessionLookup(em, v.tokenHash));
