@@ -82,7 +82,8 @@ function userPageQuery(em: EntityManager, after: UserPosition | null, fetch: num
 
 /*
  * The list's two statements (first page, page after a position), each built once (db/compiled.ts):
- * building them with the ORM plugin's pass was about a tenth of a list request's CPU (bench/RESULTS.md).
+ * building them with the ORM plugin's pass on every request was one of the list's largest CPU items
+ * (docs/foundation.md#measured-reasons-behind-the-code).
  * They run as prepared statements, so PostgreSQL plans each once per connection.
  */
 const firstUserPage = compiledStatement((em, v: { fetch: number }) => userPageQuery(em, null, v.fetch));
