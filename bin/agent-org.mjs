@@ -8,7 +8,8 @@ if (major < 22) {
   process.exit(1);
 }
 // Enabled before the first TypeScript module loads: with a warm cache Node then skips type stripping
-// altogether and never loads its stripper (~17 MB resident), which src/main.ts alone could not avoid.
+// altogether and never loads its stripper and the resident memory it takes, which src/main.ts alone
+// could not avoid (docs/foundation.md#measured-reasons-behind-the-code).
 const { enableCompileCache } = await import('node:module');
 enableCompileCache();
 await import('../src/main.ts');
