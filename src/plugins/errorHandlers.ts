@@ -7,6 +7,7 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
 import { ApiError, toApiError, toErrorEnvelope, toProblem } from '../errors.ts';
 import { sendError } from '../rest/reply.ts';
+import { logCompletedRequest } from './accessLog.ts';
 import type { HeadersFor } from './responseHeaders.ts';
 
 /**
@@ -58,6 +59,9 @@ export function fastifyError(error: FastifyError | ApiError): ApiError {
  */
 export function frameworkErrorHandler(opts: Options) {
   return (error: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
+    // Fastify runs no response hooks for these requests, so the access-log line is written here.
+    const started = performance.now();
+    reply.raw.once('finish', () => logCompletedRequest(req, reply, performance.now() - started));
     reply.headers(opts.headers(req.url));
     reply.header('x-request-id', req.id);
     const apiError =

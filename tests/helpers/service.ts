@@ -1,5 +1,6 @@
 // Builds the real service on a fresh test database, plus shortcuts for caller and HTTP tests.
 import pg from 'pg';
+import type { DestinationStream } from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { createContextInner, recordingSink } from '../../src/context/index.ts';
 import type { EventsTimings } from '../../src/events/runtime.ts';
@@ -19,7 +20,14 @@ export type TestService = Service & {
 const silent = { debug: () => {}, info: () => {}, warn: () => {} };
 
 export async function startTestService(
-  opts: { env?: Record<string, string>; clock?: Clock; databaseUrl?: string; eventTimings?: Partial<EventsTimings> } = {},
+  opts: {
+    env?: Record<string, string>;
+    clock?: Clock;
+    databaseUrl?: string;
+    eventTimings?: Partial<EventsTimings>;
+    /** Where the service's log lines go (at LOG_LEVEL, silent unless `env` sets it), e.g. a recorder. */
+    logDestination?: DestinationStream;
+  } = {},
 ): Promise<TestService> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
   // Test files share two cores: a race test's burst of 100 transactions may wait longer than production's
@@ -28,7 +36,7 @@ export async function startTestService(
   const budgets = { DB_ACQUIRE_TIMEOUT_MS: '15000', STATEMENT_TIMEOUT_MS: '30000' };
   const config = loadConfig({ LOG_LEVEL: 'silent', ...budgets, ...opts.env, DATABASE_URL: databaseUrl, PUBLIC_URL: 'http://agent-org.test' });
   const database = await openDatabase(config, silent);
-  const service = await createService(config, createLogger(config.logLevel), { database, ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.eventTimings ? { eventTimings: opts.eventTimings } : {}) });
+  const service = await createService(config, createLogger(config.logLevel, opts.logDestination), { database, ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.eventTimings ? { eventTimings: opts.eventTimings } : {}) });
   return {
     ...service,
     databaseUrl,
