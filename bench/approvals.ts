@@ -57,7 +57,7 @@ try {
   const em = deps.orm.em.fork();
   const db = kysely(em);
   const signIn = async (username: string, role: 'manager' | 'board_member') => {
-    const user = await createAccount({ em, clock: deps.clock }, { username, password: `${username} bench password`, role, mustChangePassword: false });
+    const user = await createAccount({ em, clock: deps.clock }, { username, password: 'quiet lantern orbit 7319', role, mustChangePassword: false });
     const session = await em.transactional((tx) => issueSession({ em: tx, clock: deps.clock, config: deps.config }, user.id, { ip: '127.0.0.1', userAgent: 'bench' }));
     return { user, token: session.accessToken };
   };

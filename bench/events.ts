@@ -92,7 +92,7 @@ async function recordDecision(service: Service): Promise<void> {
 async function ticketsFor(service: Service, username: string, count: number): Promise<string[]> {
   const { deps } = service;
   const em = deps.orm.em.fork();
-  const user = await createAccount({ em, clock: deps.clock }, { username, password: `${username} bench password`, role: 'manager', mustChangePassword: false });
+  const user = await createAccount({ em, clock: deps.clock }, { username, password: 'quiet lantern orbit 7319', role: 'manager', mustChangePassword: false });
   const session = await em.transactional((tx) => issueSession({ em: tx, clock: deps.clock, config: deps.config }, user.id, { ip: '127.0.0.1', userAgent: 'bench' }));
   const tickets = Array.from({ length: count }, () => newToken(32));
   const at = new Date();

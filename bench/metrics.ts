@@ -12,7 +12,7 @@ try {
   const { deps } = on.service;
   const em = deps.orm.em.fork();
   const user = await em.transactional((tx) =>
-    createAccount({ em: tx, clock: deps.clock }, { username: 'bench', password: 'bench password 1234', role: 'ceo', mustChangePassword: false }),
+    createAccount({ em: tx, clock: deps.clock }, { username: 'bench', password: 'quiet lantern orbit 7319', role: 'ceo', mustChangePassword: false }),
   );
   const session = await em.transactional((tx) => issueSession({ em: tx, clock: deps.clock, config: deps.config }, user.id, { ip: '127.0.0.1', userAgent: 'bench' }));
   const headers = { authorization: `Bearer ${session.accessToken}` };

@@ -43,7 +43,8 @@ try {
   const { deps } = bench.service;
   const em = deps.orm.em.fork();
   const account = async (username: string, role: 'ceo' | 'manager' | 'board_member' | 'observer') => {
-    const password = `${username} bench password`;
+    // Not containing the username, and not a common password (CONTRACT §3.7).
+    const password = 'quiet lantern orbit 7319';
     const user = await em.transactional((tx) => createAccount({ em: tx, clock: deps.clock }, { username, password, role, mustChangePassword: false }));
     const session = await em.transactional((tx) => issueSession({ em: tx, clock: deps.clock, config: deps.config }, user.id, { ip: '127.0.0.1', userAgent: 'bench' }));
     return { username, password, token: session.accessToken };

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordEvent } from '../events/record.ts';
-import { assertPasswordPolicy, hashPassword } from '../services/auth/passwords.ts';
+import { hashPassword, passwordPolicyViolation } from '../services/auth/passwords.ts';
 import { revokeUserSessions } from '../services/auth/sessions.ts';
 import { liveSessions } from '../services/auth/store.ts';
 import { usernameKey } from '../services/auth/usernameKeys.ts';
@@ -25,9 +25,7 @@ type Env = { em: EntityManager; clock: Clock };
  */
 export async function resetPassword({ em, clock }: Env, username: string): Promise<{ username: string; password: string; revokedSessions: number }> {
   const user = await findUser(em, username);
-  // 18 random bytes: 24 URL-safe characters, inside the 12..128 policy and easy to copy from a terminal.
-  const password = randomBytes(18).toString('base64url');
-  assertPasswordPolicy(password, user.username);
+  const password = temporaryPassword(user.username);
   const passwordHash = await hashPassword(password);
   const revokedSessions = await em.transactional(async (tx) => {
     if (!(await lockUser(tx, user.id))) throw new AdminError(`no user named ${JSON.stringify(username)}`);
@@ -39,6 +37,17 @@ export async function resetPassword({ em, clock }: Env, username: string): Promi
     return revokeUserSessions({ em: tx, clock }, user.id, 'password_changed', { username: null });
   });
   return { username: user.username, password, revokedSessions };
+}
+
+/**
+ * 18 random bytes: 24 URL-safe characters, inside the 12..128 policy and easy to copy from a terminal. The
+ * policy is checked all the same (the name could turn up by chance): a refused draw is drawn again.
+ */
+function temporaryPassword(username: string): string {
+  const draw = () => randomBytes(18).toString('base64url');
+  let password = draw();
+  while (passwordPolicyViolation(password, username) !== null) password = draw();
+  return password;
 }
 
 /** Ends every session of the user (one `session.revoked`, reason `revoked`, actor null, each); returns how many were live. */

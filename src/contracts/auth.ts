@@ -12,7 +12,7 @@ const NewPassword = z
   .string()
   .min(MIN_PASSWORD_LENGTH)
   .max(MAX_PASSWORD_LENGTH)
-  .describe(`${MIN_PASSWORD_LENGTH}..${MAX_PASSWORD_LENGTH} characters, not whitespace-only, not the username; compared exactly as sent`);
+  .describe(`${MIN_PASSWORD_LENGTH}..${MAX_PASSWORD_LENGTH} characters, not whitespace-only, not the username nor containing it (names of 4+ characters), not a common password; compared exactly as sent`);
 // Logins accept any length so a wrong short password is a 401 like any other wrong password.
 const AnyPassword = z.string().min(1).max(1024);
 

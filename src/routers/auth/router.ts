@@ -37,7 +37,7 @@ export const authRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/auth/setup', tags, summary: 'First-run setup: create the CEO and sign in' },
       rest: { status: 201, cookies: { writes: 'issue' } },
-      errors: { 2000: 'The password is whitespace only or equals the username.', 4000: 'First-run setup has already been done (a CEO exists).' },
+      errors: { 2000: 'The password is whitespace only, equals or contains the username, or is too common.', 4000: 'First-run setup has already been done (a CEO exists).' },
       limits: { op: 'auth.setup' },
     })
     .input(SetupRequest)

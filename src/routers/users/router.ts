@@ -44,7 +44,7 @@ export const usersRouter = router({
       openapi: { method: 'POST', path: '/users', tags, summary: 'Create a user who must change the password at first sign-in' },
       rest: { status: 201, location: '/api/v1/users/{id}', etag: true, idempotencyKey: true },
       errors: {
-        2000: 'The password is whitespace only or equals the username.',
+        2000: 'The password is whitespace only, equals or contains the username, or is too common.',
         4000: '`role: ceo`: there is already a CEO.',
         4001: 'The username is taken (compared case-insensitively, look-alike characters included).',
       },

@@ -1,8 +1,7 @@
 // Password policy and hashing: argon2id with PHC strings, rehash when parameters change (CONTRACT §3.4).
 import { hash, verify, type Algorithm } from '@node-rs/argon2';
-import { MIN_PASSWORD_LENGTH } from '../../contracts/passwords.ts';
 import { ApiError } from '../../errors.ts';
-
+import { isCommonPassword } from './commonPasswords.ts';
 
 // OWASP's argon2id baseline: 19 MiB, 2 iterations, 1 lane.
 // Algorithm is an ambient const enum (not importable under verbatimModuleSyntax); 2 is Argon2id.
@@ -33,8 +32,28 @@ export async function dummyVerify(password: string): Promise<void> {
   await verifyPassword(await dummyHash, password);
 }
 
-/** Business rules beyond the schema's length bounds; violations are 400/2000. */
+// A shorter name is too likely to occur by chance in a good password (CONTRACT §3.7).
+const MIN_USERNAME_LENGTH_IN_PASSWORD = 4;
+
+/**
+ * What is wrong with a password beyond the schema's length bounds (those are checked first, 400/2001), or
+ * null when nothing is. Order: whitespace only, the username itself, the username inside, a common password.
+ */
+export function passwordPolicyViolation(password: string, username: string): string | null {
+  if (password.trim() === '') return 'password must not be only whitespace';
+  const folded = password.toLowerCase();
+  const name = username.toLowerCase();
+  if (folded === name) return 'password must not equal the username';
+  if (name.length >= MIN_USERNAME_LENGTH_IN_PASSWORD && folded.includes(name)) return 'password must not contain the username';
+  if (isCommonPassword(password)) return 'password is too common';
+  return null;
+}
+
+/**
+ * The password policy as a 400/2000. Whatever sets a password calls it: first-run setup, user creation,
+ * password change, and the admin reset for the password it generates.
+ */
 export function assertPasswordPolicy(password: string, username: string): void {
-  if (password.trim() === '') throw ApiError.validation('password must not be only whitespace');
-  if (password.toLowerCase() === username.toLowerCase()) throw ApiError.validation('password must not equal the username');
+  const violation = passwordPolicyViolation(password, username);
+  if (violation !== null) throw ApiError.validation(violation);
 }
