@@ -105,3 +105,57 @@ describe('invisible and bidirectional characters are refused (400/2001)', () => 
     });
   }
 });
+
+describe('every character that renders blank is refused wherever it stands, before trimming (CONTRACT §3.7)', () => {
+  const refused = async (username: string) => {
+    const res = await createUser(username);
+    expect(res.statusCode, JSON.stringify(username)).toBe(400);
+    expect(res.json()).toMatchObject({ error_code: 2001 });
+    expect(res.json().detail).toMatch(/^body\.username: /);
+  };
+
+  for (const [label, char] of [
+    ['braille blank U+2800', '\u2800'],
+    ['Hangul filler U+3164', '\u3164'],
+    ['halfwidth Hangul filler U+FFA0', '\uffa0'],
+    ['Hangul choseong filler U+115F', '\u115f'],
+    ['Hangul jungseong filler U+1160', '\u1160'],
+    ['soft hyphen', '\u00ad'],
+    ['word joiner', '\u2060'],
+  ] as const) {
+    it(`a ${label} inside, at the end or at the start is 400/2001`, async () => {
+      const base = fresh('boss');
+      await refused(`${base.slice(0, 2)}${char}${base.slice(2)}`);
+      await refused(`${base}${char}`);
+      await refused(`${char}${base}`);
+    });
+  }
+
+  it('a leading byte-order mark is refused, not stripped: "\\ufeffmallory" is not created as mallory', async () => {
+    const name = fresh('mallory');
+    await refused(`\ufeff${name}`);
+    await refused(`${name}\ufeff`);
+    expect((await createUser(name)).statusCode).toBe(201);
+  });
+
+  it('"Boss\\u2800" beside Boss is refused, not a second Boss', async () => {
+    const name = fresh('Boss');
+    expect((await createUser(name)).statusCode).toBe(201);
+    await refused(`${name}\u2800`);
+    await refused(`${name} \u2800`);
+  });
+
+  it('ordinary spaces at the ends are still trimmed', async () => {
+    const name = fresh('spaced');
+    const res = await createUser(`  ${name} `);
+    expect(res.statusCode).toBe(201);
+    expect(res.json().data.username).toBe(name);
+  });
+
+  it('at sign-in too: a name with a leading BOM is 400/2001, not the user without it', async () => {
+    const name = fresh('signin');
+    expect((await createUser(name)).statusCode).toBe(201);
+    const res = await svc.app.inject({ method: 'POST', url: '/api/v1/auth/login', headers: { accept: 'application/problem+json' }, payload: { username: `\ufeff${name}`, password: PASSWORD } });
+    expect(res.json()).toMatchObject({ status: 400, error_code: 2001 });
+  });
+});
