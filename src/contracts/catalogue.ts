@@ -1,6 +1,7 @@
 // The setup wizard's closed vocabularies: name locale codes, personality preset names, agent levels, model
 // tiers, autonomy levels, template names, TemplateInfo and the provider catalogue's schema.
 import { z } from 'zod';
+import { AGENT_LEVELS } from './values.ts';
 
 export const ALL_LOCALES_SENTINEL = '__all__';
 
@@ -63,7 +64,6 @@ export const PERSONALITY_PRESET_NAMES = [
 export const PersonalityPresetName = z.enum(PERSONALITY_PRESET_NAMES);
 export type PersonalityPresetName = z.infer<typeof PersonalityPresetName>;
 
-export const AGENT_LEVELS = ['junior', 'mid', 'senior', 'lead', 'principal', 'director', 'vp', 'c_suite'] as const;
 export const AgentLevel = z.enum(AGENT_LEVELS);
 export type AgentLevel = z.infer<typeof AgentLevel>;
 

@@ -1,7 +1,6 @@
 // recordEvent: writes a live event to the outbox inside the transaction of the change it describes (CONTRACT §4.8).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type * as Catalogue from '../contracts/events.ts';
-import type { EventDataInput, EventType, PrivateEventType } from '../contracts/events.ts';
+import { definitionOf, type EventDataInput, type EventType, type PrivateEventType } from '../contracts/events.ts';
 import { insertEvent } from './store.ts';
 
 type PublicEventType = Exclude<EventType, PrivateEventType>;
@@ -13,12 +12,6 @@ const recording = new WeakSet<object>();
 export function recordedEventsIn(transaction: object): boolean {
   return recording.has(transaction);
 }
-
-// Loaded on first use, not at import: the catalogue imports the routers' schemas, which import the
-// services that record events (a static import would be a cycle that breaks module initialisation). Kept,
-// because a dynamic import() resolves the specifier again on every call
-// (docs/foundation.md#measured-reasons-behind-the-code).
-let catalogue: Promise<typeof Catalogue> | undefined;
 
 type Recorded<T extends EventType> = {
   type: T;
@@ -42,7 +35,6 @@ export async function recordEvent(em: EntityManager, event: Recorded<EventType> 
   // Typed `any` by the ORM; only its identity matters here.
   const transaction: unknown = em.getTransactionContext();
   if (!em.isInTransaction() || typeof transaction !== 'object' || transaction === null) throw new Error(`recordEvent(${event.type}) must run inside the transaction of the change it records`);
-  const { definitionOf } = await (catalogue ??= import('../contracts/events.ts'));
   const definition = definitionOf(event.type);
   const audience = event.audience ?? null;
   if (definition.audience === 'user' && audience === null) throw new Error(`${event.type} events need an audience (the user who receives them)`);

@@ -1,6 +1,7 @@
 // The wizard's agent roster: one row per agent, addressed by its stable position agent_index (0..99).
 import { defineEntity, p } from '@mikro-orm/core';
-import { AGENT_LEVELS, MODEL_TIERS } from '../../contracts/catalogue.ts';
+import { MODEL_TIERS } from '../../contracts/catalogue.ts';
+import { AGENT_LEVELS } from '../../contracts/values.ts';
 
 export const SetupAgentSchema = defineEntity({
   name: 'SetupAgent',
