@@ -12,8 +12,10 @@ async function cookiesAndCors(app: FastifyInstance, opts: { config: Config }): P
     origin: [...opts.config.corsOrigins],
     credentials: true,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['content-type', 'authorization', 'x-csrf-token', 'x-request-id', 'if-match', 'accept'],
-    exposedHeaders: ['x-request-id', 'etag', 'location', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'],
+    // What the API reads and answers with (CONTRACT §3.7): a page of a listed origin can retry a create
+    // (Idempotency-Key), update with If-Match, and read ETag, Location, the limits and a replay's marker.
+    allowedHeaders: ['content-type', 'authorization', 'x-csrf-token', 'x-request-id', 'if-match', 'idempotency-key', 'accept'],
+    exposedHeaders: ['x-request-id', 'etag', 'location', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'idempotent-replayed'],
   });
 }
 
