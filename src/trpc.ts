@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Context } from './context/index.ts';
 import { ApiError, toApiError, toProblem, type ErrorCode } from './errors.ts';
 import { assertAcceptableInput } from './inputRules.ts';
+import { countSentError } from './metrics/registry.ts';
 import { UNDECODABLE } from './net/queryString.ts';
 import { authenticate, requirePasswordChanged, requireRole, type Role } from './services/auth/guards.ts';
 import { resolveSession } from './services/auth/sessions.ts';
@@ -74,6 +75,8 @@ const t = initTRPC
         instance: ctx?.requestId ?? 'unknown',
         publicUrl: ctx?.deps.config.publicUrl ?? '',
       });
+      // Every error a tRPC call answers with passes here, each call of a batch on its own.
+      if (ctx) countSentError(ctx.deps.metrics, apiError, shape.data.path ?? 'trpc.unknown');
       // The dashboard sees the same ProblemDetail the REST facade sends; nothing else leaks.
       return { message: problem.detail, code: shape.code, data: { code: shape.data.code, httpStatus: problem.status, path: shape.data.path, problem } };
     },
@@ -143,7 +146,7 @@ const signedInTier = (roles: readonly Role[] | null) =>
       // ctx.em is read only when a token is there to resolve: requests without one never fork an EntityManager.
       const resolve = (token: string) => resolveSession({ em: ctx.em, clock: ctx.deps.clock, config: ctx.deps.config }, token);
       const actor = await authenticate(ctx.credentials, resolve, { mutation: type === 'mutation', secret: ctx.deps.secret }).catch(async (error: unknown) => {
-        if (error instanceof ApiError && error.status === 401) await countFailedAuthentication(ctx, path);
+        if (error instanceof ApiError && error.status === 401) await countFailedAuthentication(ctx);
         throw error;
       });
       ctx.trace.userId = actor.userId;

@@ -8,14 +8,18 @@ const TOKEN = 'scrape-token-0123456789abcdef';
 let svc: TestService;
 let guarded: TestService;
 let off: TestService;
+let throttleOnly: TestService;
 beforeAll(async () => {
   svc = await startTestService({ env: { RATE_LIMITS: JSON.stringify({ 'auth.sessions_list': { limit: 1, window_s: 60 } }) } });
-  [guarded, off] = await Promise.all([
+  [guarded, off, throttleOnly] = await Promise.all([
     startTestService({ databaseUrl: svc.databaseUrl, env: { METRICS_TOKEN: TOKEN } }),
     startTestService({ databaseUrl: svc.databaseUrl, env: { METRICS_ENABLED: 'false' } }),
+    startTestService({ databaseUrl: svc.databaseUrl, env: { RATE_LIMITS_ENABLED: 'false' } }),
   ]);
+  // Sign-ins need first-run setup done, which the CEO's existence is.
+  await createUser(svc, { role: 'ceo' });
 });
-afterAll(() => Promise.all([svc.close(), guarded.close(), off.close()]));
+afterAll(() => Promise.all([svc.close(), guarded.close(), off.close(), throttleOnly.close()]));
 
 async function scrape(service: TestService = svc): Promise<string> {
   const res = await service.app.inject({ method: 'GET', url: '/metrics' });
@@ -87,8 +91,36 @@ describe('GET /metrics', () => {
     expect(sample(after, 'agent_org_rate_limited_total', labels) - sample(before, 'agent_org_rate_limited_total', labels)).toBe(2);
   });
 
+  it("counts the limiter's refusals over /api/trpc once each, by procedure", async () => {
+    const user = await createUser(svc);
+    const labels = 'code="5001",operation="auth.listSessions"';
+    const before = await scrape();
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await svc.app.inject({ method: 'GET', url: `/api/trpc/auth.listSessions?input=${encodeURIComponent('{}')}`, headers: user.headers })).statusCode);
+    expect(statuses).toEqual([200, 429, 429]);
+    const after = await scrape();
+    expect(sample(after, 'agent_org_rate_limited_total', labels) - sample(before, 'agent_org_rate_limited_total', labels)).toBe(2);
+  });
+
+  it.each([
+    ['REST', '/api/v1/auth/login'],
+    ['tRPC', '/api/trpc/auth.login'],
+  ])("counts the login throttle's refusals (the 11th failed sign-in → 429/5001) as 5001 of auth.login (%s)", async (_transport, url) => {
+    // The throttle stays on without the other limits, so the per-operation window cannot be what refuses.
+    const user = await createUser(throttleOnly, { role: 'manager' });
+    const labels = 'code="5001",operation="auth.login"';
+    const before = await scrape(throttleOnly);
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      statuses.push((await throttleOnly.app.inject({ method: 'POST', url, payload: { username: user.username, password: 'not-the-password-at-all' } })).statusCode);
+    }
+    expect(statuses).toEqual([...Array<number>(10).fill(401), 429, 429]);
+    const after = await scrape(throttleOnly);
+    expect(sample(after, 'agent_org_rate_limited_total', labels) - sample(before, 'agent_org_rate_limited_total', labels)).toBe(2);
+  });
+
   it('counts failed sign-ins', async () => {
-    const user = await createUser(svc, { role: 'ceo' });
+    const user = await createUser(svc);
     const before = sample(await scrape(), 'agent_org_login_failures_total');
     const res = await svc.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username: user.username, password: 'not-the-password-at-all' } });
     expect(res.statusCode).toBe(401);

@@ -48,7 +48,6 @@ async function admit(ctx: Context, limiter: RequestLimiter, call: LimitedCall): 
     if (!global.allowed) {
       // The headers describe the bucket that refused, so a client can tell a flood guard from an operation's limit.
       sendHeaders(ctx, global);
-      ctx.deps.metrics.rateLimited(5000, call.path);
       throw ApiError.rateLimited(5000, global.retryAfterSeconds);
     }
     if (call.op === undefined) return null;
@@ -60,7 +59,6 @@ async function admit(ctx: Context, limiter: RequestLimiter, call: LimitedCall): 
       const slot = await op.inflight.acquire(key);
       if (!slot.ok) {
         sendHeaders(ctx, await peekOrFull(ctx, op.window, key));
-        ctx.deps.metrics.rateLimited(5002, call.path);
         throw ApiError.rateLimited(5002, slot.retryAfterSeconds);
       }
       held = releaser(ctx, slot.release, `${call.op}:${key}`);
@@ -68,7 +66,6 @@ async function admit(ctx: Context, limiter: RequestLimiter, call: LimitedCall): 
     const decision = await op.window.consume(key);
     sendHeaders(ctx, decision);
     if (!decision.allowed) {
-      ctx.deps.metrics.rateLimited(5001, call.path);
       throw ApiError.rateLimited(5001, decision.retryAfterSeconds);
     }
     return held;
@@ -116,7 +113,7 @@ function sendHeaders(ctx: Context, h: Headers): void {
  * other anonymous call: a flood of bad or missing credentials ends in 429s, not in endless cheap 401s.
  * The store failing leaves the 401 as it is.
  */
-export async function countFailedAuthentication(ctx: Context, path: string): Promise<void> {
+export async function countFailedAuthentication(ctx: Context): Promise<void> {
   const limiter = ctx.deps.limiter;
   if (limiter === null) return;
   let decision: Awaited<ReturnType<RequestLimiter['global']>>;
@@ -128,7 +125,6 @@ export async function countFailedAuthentication(ctx: Context, path: string): Pro
   }
   if (!decision.allowed) {
     sendHeaders(ctx, decision);
-    ctx.deps.metrics.rateLimited(5000, path);
     throw ApiError.rateLimited(5000, decision.retryAfterSeconds);
   }
 }

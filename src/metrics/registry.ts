@@ -5,7 +5,7 @@ import type { Pool } from 'pg';
 /**
  * What the rest of the service updates. Request counting is the metrics plugin's own onResponse hook;
  * the others are called where the thing happens:
- * - `rateLimited(code, operation)` from the limiter middleware (src/limits/middleware.ts);
+ * - `rateLimited(code, operation)` through countSentError below, where errors become responses;
  * - `loginFailures` by the metrics plugin when auth.login answers 401;
  * - `eventStreams` (`inc()` when an event stream opens, `dec()` when it closes), `eventsDelivered` and
  *   `eventsDropped` (`inc()` or `inc(n)`) for the events subsystem;
@@ -88,6 +88,18 @@ export function createMetrics(): Metrics {
       pool = p;
     },
   };
+}
+
+/**
+ * Counts an error as it is sent when it is a rate-limit refusal (CONTRACT §4.10: every 429, by code and
+ * operation). Called where an error becomes a response — the HTTP layer's sendError (through the metrics
+ * plugin's hook) and tRPC's error formatter — not where one is raised, so no source of 429s (limiter, login
+ * throttle, in-flight idempotency keys, stream caps, those still to come) can forget it, and a refusal
+ * rethrown on its way out is counted once.
+ */
+export function countSentError(metrics: Metrics, error: { readonly errorCode: number }, operation: string): void {
+  const code = error.errorCode;
+  if (code === 5000 || code === 5001 || code === 5002) metrics.rateLimited(code, operation);
 }
 
 // Process-wide facts (CPU, memory, event loop lag, GC), collected once per process however many services

@@ -21,6 +21,7 @@ type Options = { config: Config; headers: HeadersFor };
 
 async function errorHandlers(app: FastifyInstance, opts: Options): Promise<void> {
   const { publicUrl } = opts.config;
+  app.decorateReply('sentError', null);
   app.setErrorHandler((error: FastifyError | ApiError, req, reply) => sendError(req, reply, fastifyError(error), publicUrl));
   app.setNotFoundHandler((req, reply) =>
     sendError(req, reply, ApiError.routeNotFound(`no endpoint ${req.method} ${req.url.split('?')[0] ?? ''}`), publicUrl),

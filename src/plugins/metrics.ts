@@ -5,7 +5,7 @@ import fp from 'fastify-plugin';
 import type { Deps } from '../context/deps.ts';
 import { nativePool } from '../db/pool.ts';
 import { ApiError } from '../errors.ts';
-import { servedRegistry, type Metrics } from '../metrics/registry.ts';
+import { countSentError, servedRegistry, type Metrics } from '../metrics/registry.ts';
 import { sendError } from '../rest/reply.ts';
 import { appRouter } from '../routers/index.ts';
 
@@ -28,6 +28,7 @@ async function metricsPlugin(app: FastifyInstance, opts: { deps: Deps }): Promis
     series.count.inc();
     series.duration.observe(reply.elapsedTime / 1000);
     if (status === 401 && operation === 'auth.login') metrics.loginFailures.inc();
+    if (reply.sentError !== null) countSentError(metrics, reply.sentError, operation);
     done();
   });
 

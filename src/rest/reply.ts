@@ -6,6 +6,7 @@ import type { Pagination } from '../contracts/pagination.ts';
 
 export function sendError(req: FastifyRequest, reply: FastifyReply, error: ApiError, publicUrl: string): FastifyReply {
   const problem = toProblem(error, { instance: req.id, publicUrl });
+  reply.sentError = error;
   logServerError(req.log, error, 'request failed');
   if (problem.retry_after !== null) reply.header('retry-after', String(problem.retry_after));
   reply.code(problem.status);
@@ -33,4 +34,11 @@ export function envelope(data: unknown) {
 
 export function pageEnvelope(items: unknown[], pagination: Pagination) {
   return { data: items, error: null, error_detail: null, success: true as const, pagination };
+}
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The error the reply was sent with (by sendError), for the metrics plugin's count of refusals. */
+    sentError: ApiError | null;
+  }
 }
