@@ -98,6 +98,7 @@ const EnvSchema = z.object({
     .regex(/^[\x21-\x7e]{16,256}$/, 'must be 16..256 printable ASCII characters without spaces')
     .optional(),
   PURGE_INTERVAL_S: int(3600, 10, 86_400),
+  TEMP_PASSWORD_TTL_S: int(259_200, 60, 2_592_000),
 });
 
 /**
@@ -154,6 +155,8 @@ export type Config = Readonly<{
   metricsToken: string | undefined;
   /** Seconds between housekeeping purges of expired rows. */
   purgeIntervalS: number;
+  /** How long a password set by the CEO or an operator (must_change_password) signs in (CONTRACT §3.7). */
+  tempPasswordTtlS: number;
 }>;
 
 export class ConfigError extends Error {
@@ -199,5 +202,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsEnabled: e.METRICS_ENABLED,
     metricsToken: e.METRICS_TOKEN,
     purgeIntervalS: e.PURGE_INTERVAL_S,
+    tempPasswordTtlS: e.TEMP_PASSWORD_TTL_S,
   });
 }

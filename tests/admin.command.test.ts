@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertPasswordPolicy } from '../src/services/auth/passwords.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
 
@@ -72,6 +73,27 @@ describe('npm run admin -- reset-password <username>', () => {
     expect(out.stderr.trim().split('\n')).toEqual(['admin: no user named "nobody-by-that-name"']);
     expect(out.stdout).toBe('');
     expect(await status(ceo)).toBe(200);
+  });
+});
+
+describe('npm run admin -- reset-password: the temporary password (CONTRACT §3.7)', () => {
+  it('meets the password policy and expires TEMP_PASSWORD_TTL_S after the reset', async () => {
+    const user = await createUser(svc, { username: `Temp_${Date.now()}` });
+    const out = await admin(['reset-password', user.username], onDb());
+    expect(out.code).toBe(0);
+    const password = /temporary password for (\S+): (\S+)/.exec(out.stdout)?.[2] ?? '';
+    expect(() => assertPasswordPolicy(password, user.username)).not.toThrow();
+
+    // Another instance on the same database whose clock is past the lifetime.
+    const ttlS = 60;
+    const later = await startTestService({ databaseUrl: svc.databaseUrl, env: { TEMP_PASSWORD_TTL_S: String(ttlS) }, clock: { now: () => new Date(Date.now() + ttlS * 1000) } });
+    try {
+      const expired = await later.app.inject({ method: 'POST', url: '/api/v1/auth/login', headers: { accept: 'application/problem+json' }, payload: { username: user.username, password } });
+      expect(expired.json()).toMatchObject({ status: 401, error_code: 1000, detail: 'temporary password has expired' });
+    } finally {
+      await later.close();
+    }
+    expect((await login(user.username, password)).statusCode).toBe(200);
   });
 });
 

@@ -22,6 +22,13 @@ describe('configuration', () => {
     }
   });
 
+  it('TEMP_PASSWORD_TTL_S: 259200 by default, 60..2592000 (CONTRACT §6 rev. 3)', () => {
+    expect(loadConfig({}).tempPasswordTtlS).toBe(259_200);
+    expect(loadConfig({ TEMP_PASSWORD_TTL_S: '60' }).tempPasswordTtlS).toBe(60);
+    expect(loadConfig({ TEMP_PASSWORD_TTL_S: '2592000' }).tempPasswordTtlS).toBe(2_592_000);
+    for (const bad of ['59', '2592001', '1.5', 'three days']) expect(() => loadConfig({ TEMP_PASSWORD_TTL_S: bad }), bad).toThrow(/TEMP_PASSWORD_TTL_S/);
+  });
+
   it('uses the PostgreSQL limiter store when DATABASE_URL is set', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://x@h/db' }).rateLimitStore).toBe('postgres');
   });

@@ -16,6 +16,11 @@ export const UserSchema = defineEntity({
     // Typed as the roles users_role_check admits, so stored rows read as Role.
     role: p.string().length(32).$type<Role>(),
     mustChangePassword: p.boolean().default(false),
+    /**
+     * When the CEO or an operator set the current password, which the user must replace; null once the user
+     * chose one. Such a password signs in for TEMP_PASSWORD_TTL_S after this (CONTRACT §3.7).
+     */
+    temporaryPasswordSetAt: p.datetime(3).nullable(),
     createdAt: p.datetime(3),
     updatedAt: p.datetime(3),
   },

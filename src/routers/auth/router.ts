@@ -51,7 +51,7 @@ export const authRouter = router({
       openapi: { method: 'POST', path: '/auth/login', tags, summary: 'Sign in; sets the session, csrf_token and refresh_token cookies' },
       rest: { cookies: { writes: 'issue' } },
       errors: {
-        1000: 'Wrong username or password (one answer for both).',
+        1000: 'Wrong username or password (one answer for both); or the right temporary password after TEMP_PASSWORD_TTL_S (`temporary password has expired`).',
         4000: 'First-run setup has not been done yet.',
         5001: 'Login is throttled after 10 failures for this username and IP within 15 minutes, or 100 failures for this IP within an hour.',
       },

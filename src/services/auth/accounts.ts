@@ -28,6 +28,8 @@ export async function createAccount(
     passwordHash,
     role: input.role,
     mustChangePassword: input.mustChangePassword,
+    // A password someone else chose for the user is temporary: it expires (CONTRACT §3.7).
+    temporaryPasswordSetAt: input.mustChangePassword ? now : null,
     createdAt: now,
     updatedAt: now,
   });

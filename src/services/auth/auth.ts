@@ -1,5 +1,6 @@
 // The authentication operations: first-run setup, login, logout, refresh, password change, sessions.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from '../../config.ts';
 import { ApiError, toApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
 import type { CookieSessionResponse, SessionResponse, UserInfoResponse } from '../../contracts/auth.ts';
@@ -9,7 +10,7 @@ import { toUserResponse } from '../users/users.ts';
 import { createAccount } from './accounts.ts';
 import { withCsrfToken } from './csrf.ts';
 import { beginLoginAttempt, recordLoginSuccess, type LoginThrottle } from './loginThrottle.ts';
-import { assertPasswordPolicy, dummyVerify, hashPassword, needsRehash, verifyPassword } from './passwords.ts';
+import { assertPasswordPolicy, dummyVerify, hashPassword, needsRehash, temporaryPasswordExpired, verifyPassword } from './passwords.ts';
 import {
   issueSession,
   reissueTokens,
@@ -119,7 +120,10 @@ export async function setup(
 }
 
 export async function login(
-  { em, clock, config, secret, setupLatch, loginThrottle }: Sessions & { setupLatch: SetupLatch; loginThrottle: LoginThrottle },
+/** What a login reads besides the sessions': whether setup is done, the throttle, and how long temporary passwords last. */
+type LoginDeps = Sessions & { config: Pick<Config, 'tempPasswordTtlS'>; setupLatch: SetupLatch; loginThrottle: LoginThrottle };
+
+  { em, clock, config, secret, setupLatch, loginThrottle }: LoginDeps,
   input: { username: string; password: string; client: ClientInfo },
 ): Promise<SignIn> {
   if (!(await setupDone(em, setupLatch))) throw ApiError.conflict('first-run setup has not been done');
@@ -134,6 +138,9 @@ export async function login(
   }
   if (!(await verifyPassword(user.passwordHash, input.password))) throw ApiError.unauthorized(INVALID_LOGIN);
   await recordLoginSuccess(loginThrottle, key, input.client.ip);
+  // Told only to whoever proved the password, so the answer says nothing about an account to anyone else;
+  // the attempt stays counted as a failure, as it signs nobody in.
+  if (temporaryPasswordExpired(user, clock.now(), config.tempPasswordTtlS)) throw ApiError.unauthorized('temporary password has expired');
   const tokens = await em.transactional(async (tx) => {
     if (needsRehash(user.passwordHash)) await users.replacePasswordHash(tx, user.id, await hashPassword(input.password));
     return issueSession({ em: tx, clock, config }, user.id, input.client, { relaxCommitDurability: true });

@@ -57,3 +57,11 @@ export function assertPasswordPolicy(password: string, username: string): void {
   const violation = passwordPolicyViolation(password, username);
   if (violation !== null) throw ApiError.validation(violation);
 }
+
+/**
+ * Whether a password the CEO or an operator set (CONTRACT §3.7) has outlived TEMP_PASSWORD_TTL_S; a password
+ * the user chose has no such time and never expires.
+ */
+export function temporaryPasswordExpired(user: { temporaryPasswordSetAt: Date | null }, now: Date, ttlS: number): boolean {
+  return user.temporaryPasswordSetAt !== null && now.getTime() - user.temporaryPasswordSetAt.getTime() >= ttlS * 1000;
+}

@@ -98,15 +98,22 @@ export async function setUserRole(em: EntityManager, id: string, role: Role, now
   await kysely(em).updateTable('users').set({ role, updatedAt: now }).where('id', '=', id).execute();
 }
 
-/** A new password chosen by the user: the initial-password flag goes with it. */
+/** A new password chosen by the user: the initial-password flag and the temporary password's clock go with it. */
 export async function setPassword(em: EntityManager, id: string, passwordHash: string, now: Date): Promise<boolean> {
-  const result = await kysely(em).updateTable('users').set({ passwordHash, mustChangePassword: false, updatedAt: now }).where('id', '=', id).executeTakeFirst();
+  const result = await kysely(em)
+    .updateTable('users')
+    .set({ passwordHash, mustChangePassword: false, temporaryPasswordSetAt: null, updatedAt: now })
+    .where('id', '=', id)
+    .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 
-/** A temporary password set by an operator (npm run admin -- reset-password): the user must replace it at sign-in. */
+/**
+ * A temporary password set by an operator (npm run admin -- reset-password): the user must replace it at
+ * sign-in, within TEMP_PASSWORD_TTL_S of now.
+ */
 export async function setTemporaryPassword(em: EntityManager, id: string, passwordHash: string, now: Date): Promise<void> {
-  await kysely(em).updateTable('users').set({ passwordHash, mustChangePassword: true, updatedAt: now }).where('id', '=', id).execute();
+  await kysely(em).updateTable('users').set({ passwordHash, mustChangePassword: true, temporaryPasswordSetAt: now, updatedAt: now }).where('id', '=', id).execute();
 }
 
 /** Every user in creation order, for the operators' listing (npm run admin -- list-users). */
