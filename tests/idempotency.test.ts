@@ -1,7 +1,9 @@
 // CONTRACT §2.5: Idempotency-Key on the creates a client may retry after a connection reset.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Migration20261127040000_idempotency_fingerprint_hmac } from '../src/db/migrations/Migration20261127040000_idempotency_fingerprint_hmac.ts';
 import { kysely } from '../src/db/kysely.ts';
+import { canonicalJson } from '../src/services/idempotency/idempotency.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, startWithCeo, type TestUser } from './helpers/users.ts';
 
@@ -189,5 +191,49 @@ describe('failures and races', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     const agents = await ceo.caller.setup.listAgents({ limit: 200 });
     expect(agents.items.filter((a) => a.name === body.name)).toHaveLength(1);
+  });
+});
+
+describe('the stored fingerprint keeps no secret under a fast hash (CONTRACT §3.7)', () => {
+  const body = { username: 'fingerprinted', password: 'a perfectly fine password', role: 'observer' };
+
+  /** Creates the user with an Idempotency-Key on a service whose secret is `secret`, and reads the stored fingerprint. */
+  async function fingerprintUnder(secret: string): Promise<string> {
+    const service = await startTestService({ env: { APP_SECRET: secret, RATE_LIMITS_ENABLED: 'false' } });
+    try {
+      const chief = await createUser(service, { role: 'ceo' });
+      const key = randomUUID();
+      expect((await post('/api/v1/users', body, { user: chief, key, service })).statusCode).toBe(201);
+      const row = await kysely(service.deps.orm.em.fork()).selectFrom('idempotency_keys').select('fingerprint').where('key', '=', key).executeTakeFirstOrThrow();
+      return row.fingerprint;
+    } finally {
+      await service.close();
+    }
+  }
+
+  it('is not a plain hash of the body: it depends on the server secret, so a dump alone cannot test password guesses', async () => {
+    const [one, other] = await Promise.all([fingerprintUnder('a'.repeat(32)), fingerprintUnder('b'.repeat(32))]);
+    expect(one).not.toBe(other);
+    const plain = createHash('sha256').update('users.create\n').update(canonicalJson(body));
+    expect([plain.copy().digest('hex'), plain.copy().digest('base64url')]).not.toContain(one);
+    expect(one).not.toContain(body.password);
+  });
+
+  it('rows written under the old fingerprint are deleted by the migration; rows under the new one stay', async () => {
+    const em = svc.deps.orm.em.fork();
+    const old = randomUUID();
+    const current = randomUUID();
+    const row = (key: string, fingerprint: string) => ({
+      userId: manager.id, key, operation: 'approvals.create', fingerprint, response: null,
+      createdAt: new Date(), leaseUntil: new Date(), expiresAt: new Date(Date.now() + 3_600_000),
+    });
+    await kysely(em).insertInto('idempotency_keys').values([row(old, createHash('sha256').update('x').digest('hex')), row(current, 'A'.repeat(43))]).execute();
+    const migration = new Migration20261127040000_idempotency_fingerprint_hmac(em.getDriver(), svc.deps.orm.config);
+    migration.up();
+    const queries = migration.getQueries().filter((query) => typeof query === 'string');
+    expect(queries).toHaveLength(1);
+    for (const query of queries) await em.getConnection().execute(query);
+    expect(await keyRows(manager.id, old)).toBe(0);
+    expect(await keyRows(manager.id, current)).toBe(1);
   });
 });

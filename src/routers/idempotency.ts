@@ -19,7 +19,7 @@ export async function idempotently<Output extends z.ZodType>(
   const key = ctx.credentials.idempotencyKey;
   if (key === undefined) return execute(ctx.em);
   const outcome = await runIdempotent(
-    { em: ctx.em, clock: ctx.deps.clock },
+    { em: ctx.em, clock: ctx.deps.clock, secret: ctx.deps.secret },
     { userId: ctx.actor.userId, key, operation: request.operation, input: request.input },
     execute,
   );

@@ -1,7 +1,7 @@
 // Idempotent retries (CONTRACT §2.5): the first request with a key runs; its repeats get its result again.
-import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../../errors.ts';
+import { hmac } from '../hmac.ts';
 import { claimKey, completeKey, findKey, releaseKey } from './store.ts';
 import type { Clock } from '../../contracts/clock.ts';
 
@@ -28,14 +28,14 @@ export type IdempotentOutcome<T> = { replayed: false; result: T } | { replayed: 
  * neither. A failure gives the key back.
  */
 export async function runIdempotent<T>(
-  { em, clock }: { em: EntityManager; clock: Clock },
+  { em, clock, secret }: { em: EntityManager; clock: Clock; secret: Buffer },
   request: IdempotentRequest,
   execute: (tx: EntityManager) => Promise<T>,
 ): Promise<IdempotentOutcome<T>> {
   if (!IDEMPOTENCY_KEY_PATTERN.test(request.key)) {
     throw ApiError.badRequest('header.Idempotency-Key: must be 1..255 printable ASCII characters');
   }
-  const fingerprint = fingerprintOf(request.operation, request.input);
+  const fingerprint = fingerprintOf(secret, request.operation, request.input);
   const now = clock.now();
   const claimed = await claimKey(em.fork(), {
     userId: request.userId,
@@ -70,8 +70,14 @@ async function previousResponse(em: EntityManager, request: IdempotentRequest, f
   return previous.response;
 }
 
-function fingerprintOf(operation: string, input: unknown): string {
-  return createHash('sha256').update(operation).update('\n').update(canonicalJson(input)).digest('hex');
+/**
+ * An HMAC under the server secret (CONTRACT §3.7), not a plain hash: a body may hold a password (POST /users),
+ * and a fast hash of it in the database would let anyone with a dump or a backup test guesses offline. Each
+ * field is length-prefixed behind its purpose, as in csrf.ts, so no other value the secret signs can match.
+ */
+function fingerprintOf(secret: Buffer, operation: string, input: unknown): string {
+  const message = ['idempotency_fingerprint', operation, canonicalJson(input)].map((field) => `${field.length}!${field}`).join('!');
+  return hmac(secret, message);
 }
 
 /** JSON with object keys sorted, so `{"a":1,"b":2}` and `{"b":2,"a":1}` are the same body. */
