@@ -75,6 +75,27 @@ describe('a revoked access token answers 401/1002 only until it would have expir
   });
 });
 
+describe('an access token lives ACCESS_TOKEN_TTL from its issue, however it is used (CONTRACT §3.7)', () => {
+  it('used again and again past half its life, it still dies at issue time + ACCESS_TOKEN_TTL (401/1000)', async () => {
+    const issuedAt = clock.ms;
+    const user = await createUser(svc);
+    const ttlMs = svc.deps.config.accessTokenTtl * 1000;
+    const expiresAt = await expiryOf(user);
+    // Issued now for ACCESS_TOKEN_TTL (lucia dates it by the real clock, a few milliseconds on).
+    expect(expiresAt - issuedAt).toBeGreaterThanOrEqual(ttlMs);
+    expect(expiresAt - issuedAt).toBeLessThan(ttlMs + 5000);
+    for (const fraction of [0.5, 0.6, 0.75, 0.9, 0.99]) {
+      setClock(issuedAt + fraction * ttlMs + 1000);
+      expect(await codeOf(user.token)).toBe(200);
+      expect(await expiryOf(user)).toBe(expiresAt);
+    }
+    setClock(expiresAt - 1);
+    expect(await codeOf(user.token)).toBe(200);
+    setClock(expiresAt);
+    expect(await codeOf(user.token)).toBe(1000);
+  });
+});
+
 describe('last_active_at', () => {
   type Listed = { session_id: string; last_active_at: string };
 

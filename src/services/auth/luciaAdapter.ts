@@ -48,6 +48,8 @@ export class MikroOrmSessionAdapter implements Adapter {
     const row = (await store.findSessionByTokenHash(this.em, sha256(token))) ?? null;
     this.lastLookup = row;
     if (!row || row.revokedAt !== null) return [null, null];
+    // Expired by the service's clock, which tests move; lucia's own check reads the wall clock.
+    if (row.expiresAt.getTime() <= this.clock.now().getTime()) return [null, null];
     const session: DatabaseSession = {
       id: token,
       userId: row.userId,
@@ -85,11 +87,10 @@ export class MikroOrmSessionAdapter implements Adapter {
     );
   }
 
-  async updateSessionExpiration(token: string, expiresAt: Date): Promise<void> {
-    // lucia's active-period extension, capped by the absolute lifetime and by the refresh window: a token that
-    // outlived its refresh window would belong to a session no longer listed or revocable as live.
-    await store.extendSession(this.em, sha256(token), expiresAt);
-  }
+  // lucia's active-period extension: it calls this for a token used in the second half of its life. An access
+  // token's lifetime is fixed when it is issued (CONTRACT §3.7): a stolen token used now and then must not live
+  // on for days without its refresh token. Only a refresh issues a later expiry, with a new token.
+  async updateSessionExpiration(): Promise<void> {}
 
   // lucia calls this when an access token has expired (or its user is gone). Expiry is not revocation: the
   // session's refresh token may still renew it, so nothing is written. Logout revokes through sessions.ts.
