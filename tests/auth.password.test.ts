@@ -186,3 +186,46 @@ describe('must_change_password', () => {
     expect((await login(user.username, NEW_PASSWORD)).json().data.must_change_password).toBe(false);
   });
 });
+
+describe('guessing through change-password counts toward the login throttle (CONTRACT §3.7)', () => {
+  const from = (ip: string) => ({ remoteAddress: ip });
+  const changeFrom = (user: TestUser, ip: string, currentPassword: string) =>
+    svc.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/change-password',
+      headers: { ...user.headers, ...PROBLEM },
+      payload: { current_password: currentPassword, new_password: NEW_PASSWORD },
+      ...from(ip),
+    });
+  const loginFrom = (user: TestUser, ip: string) =>
+    svc.app.inject({ method: 'POST', url: '/api/v1/auth/login', headers: PROBLEM, payload: { username: user.username, password: user.password }, ...from(ip) });
+
+  it('after 10 wrong current passwords the 11th attempt is 429/5001 with retry_after, even with the right one, and changes nothing', async () => {
+    const user = await createUser(svc);
+    for (let i = 0; i < 10; i++) expect((await changeFrom(user, '10.9.0.1', `wrong guess ${String(i)}`)).json().error_code).toBe(2000);
+    const refused = await changeFrom(user, '10.9.0.1', user.password);
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toMatchObject({ status: 429, error_code: 5001, retryable: true });
+    expect(refused.json().retry_after).toBeGreaterThanOrEqual(1);
+    expect(refused.headers['retry-after']).toBe(String(refused.json().retry_after));
+    expect(refused.headers['set-cookie']).toBeUndefined();
+    expect(await codeOf(user.token)).toBe(200);
+    expect((await loginFrom(user, '10.9.0.9')).statusCode).toBe(200);
+  });
+
+  it('shares the counter of that user and IP with login: the next login from there is refused, from elsewhere not', async () => {
+    const user = await createUser(svc);
+    for (let i = 0; i < 10; i++) await changeFrom(user, '10.9.0.2', `wrong guess ${String(i)}`);
+    expect((await loginFrom(user, '10.9.0.2')).json()).toMatchObject({ status: 429, error_code: 5001 });
+    expect((await loginFrom(user, '10.9.0.3')).statusCode).toBe(200);
+  });
+
+  it('failed logins count against change-password from the same IP', async () => {
+    const user = await createUser(svc);
+    for (let i = 0; i < 10; i++) {
+      const res = await svc.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username: user.username, password: 'not it at all' }, ...from('10.9.0.4') });
+      expect(res.statusCode).toBe(401);
+    }
+    expect((await changeFrom(user, '10.9.0.4', user.password)).json()).toMatchObject({ status: 429, error_code: 5001 });
+  });
+});

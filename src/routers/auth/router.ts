@@ -106,13 +106,18 @@ export const authRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/auth/change-password', tags, summary: 'Change the password; ends every other session' },
       rest: { cookies: { writes: 'issue' } },
-      errors: { 2000: 'The current password is wrong, the new one equals it, is whitespace only or equals the username.' },
+      errors: {
+        2000: 'The current password is wrong, or the new one equals it, is whitespace only, equals or contains the username, or is too common.',
+        5001: 'Too many wrong current passwords: they count toward the login throttle of this user and IP (10 within 15 minutes).',
+      },
       limits: { op: 'auth.change_password' },
       allowPendingPasswordChange: true,
     })
     .input(ChangePasswordRequest)
     .output(UserInfoResponse)
-    .mutation(async ({ ctx, input }) => withSessionCookies(ctx, await auth.changePassword({ ...sessionsOf(ctx), actor: ctx.actor }, input))),
+    .mutation(async ({ ctx, input }) =>
+      withSessionCookies(ctx, await auth.changePassword({ ...sessionsOf(ctx), actor: ctx.actor, loginThrottle: ctx.deps.loginThrottle }, { ...input, client: clientOf(ctx) })),
+    ),
 
   me: authedProcedure
     .meta({

@@ -172,10 +172,14 @@ export function me(actor: Actor): UserInfoResponse {
   return toUserInfo({ ...actor, id: actor.userId });
 }
 
-/** Checks the current password, sets the new one, ends every other session and rotates this one. */
+/**
+ * Checks the current password, sets the new one, ends every other session and rotates this one. A wrong
+ * current password is a failed login for the throttle (CONTRACT §3.7): a stolen session is no way to guess
+ * the password faster than the login form allows, and guesses here and there share one count.
+ */
 export async function changePassword(
-  { em, clock, config, secret, actor }: Sessions & { actor: Actor },
-  input: { current_password: string; new_password: string },
+  { em, clock, config, secret, actor, loginThrottle }: Sessions & { actor: Actor; loginThrottle: LoginThrottle },
+  input: { current_password: string; new_password: string; client: ClientInfo },
 ): Promise<WithTokens<UserInfoResponse>> {
   const current = await users.findUser(em, actor.userId);
   if (!current) throw ApiError.sessionRevoked();
@@ -184,7 +188,10 @@ export async function changePassword(
   assertPasswordPolicy(input.new_password, current.username);
   const passwordHash = await hashPassword(input.new_password);
   const { tokens, user } = await em.transactional(async (tx) => {
+  // Counted before the check, as a login is, so concurrent guesses cannot all pass it.
+  await beginLoginAttempt(loginThrottle, current.usernameKey, input.client.ip);
     const now = clock.now();
+  await recordLoginSuccess(loginThrottle, current.usernameKey, input.client.ip);
     // Under the user's lock: whether this change clears the initial-password flag is read where it is written.
     if (!(await users.lockUser(tx, actor.userId))) throw ApiError.sessionRevoked();
     const wasInitial = (await users.findUser(tx, actor.userId))?.mustChangePassword === true;
