@@ -1,14 +1,20 @@
 // Shared benchmark plumbing: autocannon in its own process, a service on a throwaway embedded database, report lines.
-import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig, type Config } from '../src/config.ts';
+import { openDatabase, type Database } from '../src/db/database.ts';
 import { createLogger } from '../src/logger.ts';
+import { freePort } from '../src/net/freePort.ts';
 import { createService, type Service } from '../src/service.ts';
+import { USERS_LIST } from '../src/services/users/users.ts';
+import type { RawCeilingSettings } from './rawCeiling.ts';
+
+export { RAW_SESSION_LOOKUP, rawUser } from './rawSession.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 export const NODE = path.join(root, 'node_modules', '.bin', 'node');
@@ -57,13 +63,18 @@ export async function runAutocannon(args: readonly string[]): Promise<LoadTotals
 }
 
 /** One autocannon run in its own process, so the load generator does not share the server's event loop. */
-export async function load(url: string, opts: LoadOptions = {}): Promise<LoadResult> {
+export async function loadTotals(url: string, opts: LoadOptions = {}): Promise<LoadTotals> {
   const args = [AUTOCANNON, '-c', String(opts.connections ?? CONNECTIONS), '-d', String(opts.durationS ?? DURATION_S), '--json', '-n'];
   for (const [name, value] of Object.entries(opts.headers ?? {})) args.push('-H', `${name}=${value}`);
   if (opts.method) args.push('-m', opts.method);
   if (opts.body !== undefined) args.push('-b', opts.body);
   args.push(url);
-  const { requestsPerSecond, p50, p99, non2xx, errors } = await runAutocannon(args);
+  return runAutocannon(args);
+}
+
+/** loadTotals() without the totals. */
+export async function load(url: string, opts: LoadOptions = {}): Promise<LoadResult> {
+  const { requestsPerSecond, p50, p99, non2xx, errors } = await loadTotals(url, opts);
   return { requestsPerSecond, p50, p99, non2xx, errors };
 }
 
@@ -94,10 +105,8 @@ export async function startBenchService(env: Record<string, string> = {}, opts: 
     const service = await createService(config, createLogger(config.logLevel), { database: owner.db });
     return { service, dataDir, close: () => service.close() };
   }
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), opts.name ? `agent-org-bench-${opts.name}-` : 'agent-org-bench-'));
+  const dataDir = await benchDataDir(opts.name);
   try {
-    // As root the embedded server runs as `postgres` and must reach its data dir.
-    await fs.chmod(dataDir, 0o755);
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: '0', ...env });
     const service = await createService(config, createLogger(config.logLevel));
     return {
@@ -114,6 +123,228 @@ export async function startBenchService(env: Record<string, string> = {}, opts: 
   }
 }
 
+/** A fresh temporary DATA_DIR (`agent-org-bench-<name>-…`). */
+async function benchDataDir(name: string | undefined): Promise<string> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), name ? `agent-org-bench-${name}-` : 'agent-org-bench-'));
+  // As root the embedded server runs as `postgres` and must reach its data dir.
+  await fs.chmod(dataDir, 0o755);
+  return dataDir;
+}
+
+/**
+ * The server secret of a bench database's processes: the service and the raw ceiling sign cursors with it
+ * alike, and the ceiling need not read it from the database.
+ */
+const BENCH_APP_SECRET = 'agent-org bench secret, not for any real deployment';
+
+export type BenchDatabase = { db: Database; config: Config; dataDir: string; close(): Promise<void> };
+
+/**
+ * The embedded database alone, migrated, in a fresh temporary DATA_DIR, for benches whose service runs in a
+ * process of its own (startServiceProcess). `db.orm` and `config` seed it as the service would.
+ */
+export async function startBenchDatabase(name: string): Promise<BenchDatabase> {
+  const dataDir = await benchDataDir(name);
+  try {
+    const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', PORT: '0', APP_SECRET: BENCH_APP_SECRET });
+    const db = await openDatabase(config, { debug: () => {}, info: () => {}, warn: (message) => console.error(message) });
+    return {
+      db,
+      config,
+      dataDir,
+      async close() {
+        await db.close();
+        await fs.rm(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await fs.rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** A server in a child process: where it listens, its pid, and the CPU time it has used. */
+export type ServerProcess = { url: string; pid: number; cpuSeconds(): number; stop(): Promise<void> };
+
+let clockTicks: number | undefined;
+
+/** User + system CPU time of every thread of process `pid` so far, in seconds (utime + stime of /proc/<pid>/stat). */
+export function cpuSeconds(pid: number): number {
+  clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Counted from after the command name, which may hold spaces: state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+}
+
+/**
+ * `node ...args` as a server on `port`, returned once `readyPath` answers 200. With BENCH_CPU_PROF set to a
+ * directory, the process writes a V8 CPU profile there (under `name`/) when it stops.
+ */
+async function startServer(name: string, args: readonly string[], env: Record<string, string>, port: number, readyPath: string): Promise<ServerProcess> {
+  const profileDir = process.env.BENCH_CPU_PROF;
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir, name)}`] : [];
+  const child = spawn(NODE, [...profile, ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+  const { pid } = child;
+  if (pid === undefined) throw new Error(`${name} did not start`);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const running = () => child.exitCode === null && child.signalCode === null;
+  // Should the bench die without stopping it, the server must not outlive it.
+  const orphaned = () => void child.kill('SIGTERM');
+  process.once('exit', orphaned);
+  const server: ServerProcess = {
+    url: `http://127.0.0.1:${port}`,
+    pid,
+    cpuSeconds: () => cpuSeconds(pid),
+    async stop() {
+      process.off('exit', orphaned);
+      if (running()) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const status = await fetch(`${server.url}${readyPath}`).then(
+      async (res) => (await res.arrayBuffer(), res.status),
+      () => 0,
+    );
+    if (status === 200) return server;
+    if (!running()) throw new Error(`${name} exited before it was ready`);
+    if (Date.now() > deadline) {
+      await server.stop();
+      throw new Error(`${name} was not ready within 60 s`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** package.json's start script, `exec env NAME=value … node --flag … <entry>`, taken apart. */
+function npmStartCommand(): { env: Record<string, string>; nodeArgs: string[]; entry: string } {
+  const pkg = z.object({ scripts: z.object({ start: z.string() }) }).parse(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')));
+  const match = /^exec env((?: \w+=\S+)*) node((?: --\S+)*) (\S+\.mjs)$/.exec(pkg.scripts.start);
+  if (!match?.[3]) throw new Error(`bench/lib.ts does not understand package.json's start script any more: ${pkg.scripts.start}`);
+  const words = (text: string | undefined) => (text ?? '').split(' ').filter((word) => word !== '');
+  const env = Object.fromEntries(words(match[1]).map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]));
+  return { env, nodeArgs: words(match[2]), entry: match[3] };
+}
+
+/**
+ * The production service as `npm start` runs it (its Node flags and environment), in a process of its own on
+ * the bench database: its CPU time is its own, and no ceiling or load generator shares its event loop.
+ */
+export async function startServiceProcess(database: BenchDatabase, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const start = npmStartCommand();
+  const port = await freePort();
+  return startServer(
+    'service',
+    [...start.nodeArgs, start.entry],
+    {
+      ...start.env,
+      DATABASE_URL: database.db.url,
+      DATA_DIR: database.dataDir,
+      APP_SECRET: BENCH_APP_SECRET,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      // One instance, as on its own embedded database: with a DATABASE_URL the limiter and the login
+      // throttle would otherwise keep their buckets in PostgreSQL.
+      RATE_LIMIT_STORE: 'memory',
+      ...env,
+    },
+    port,
+    '/api/v1/readyz',
+  );
+}
+
+/**
+ * The raw Fastify + pg ceiling (bench/rawCeiling.ts) in a process of its own, on the bench database, with the
+ * service's Node flags and environment: the two sides differ in their code only.
+ */
+export async function startRawCeiling(database: BenchDatabase): Promise<ServerProcess> {
+  const start = npmStartCommand();
+  const port = await freePort();
+  const settings: RawCeilingSettings = { databaseUrl: database.db.url, port, secret: BENCH_APP_SECRET, usersList: USERS_LIST };
+  return startServer('raw', [...start.nodeArgs, path.join(root, 'bench', 'rawCeiling.ts')], { ...start.env, BENCH_RAW: JSON.stringify(settings) }, port, '/ready');
+}
+
+/** A load run plus the CPU time the server's process spent on it, per completed request. */
+export type Measured = LoadResult & { cpuUsPerRequest: number };
+
+export async function measure(server: ServerProcess, url: string, opts: LoadOptions = {}): Promise<Measured> {
+  const before = server.cpuSeconds();
+  const { requestsPerSecond, p50, p99, non2xx, errors, ok } = await loadTotals(url, opts);
+  const cpu = server.cpuSeconds() - before;
+  return { requestsPerSecond, p50, p99, non2xx, errors, cpuUsPerRequest: ok + non2xx > 0 ? (cpu * 1e6) / (ok + non2xx) : NaN };
+}
+
+/** Rounds per side of alternateRounds(); odd, so median() is a true median. */
+export const PAIR_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+
+export type Contender = { server: ServerProcess; url: string };
+export type Pairing = { app: Measured[]; ceiling: Measured[] };
+
+/**
+ * The developers' rule for a ceiling: it runs in a process of its own, rounds alternate (app, ceiling, app,
+ * ceiling …, after a 3 s warm-up of each) so the shared machine's other tenants weigh on both alike, and CPU
+ * per request and p99 are reported beside req/s.
+ */
+export async function alternateRounds(app: Contender, ceiling: Contender, opts: LoadOptions = {}): Promise<Pairing> {
+  await loadTotals(app.url, { ...opts, durationS: 3 });
+  await loadTotals(ceiling.url, { ...opts, durationS: 3 });
+  const pairing: Pairing = { app: [], ceiling: [] };
+  for (let round = 0; round < PAIR_ROUNDS; round++) {
+    pairing.app.push(await measure(app.server, app.url, opts));
+    pairing.ceiling.push(await measure(ceiling.server, ceiling.url, opts));
+  }
+  return pairing;
+}
+
+export type PairingRatios = { throughput: number; p99: number; cpu: number };
+
+/** App ÷ ceiling of each round's pair (adjacent in time), for req/s, p99 and CPU per request. */
+export function roundRatios(pairing: Pairing): PairingRatios[] {
+  return pairing.app.flatMap((app, i) => {
+    const ceiling = pairing.ceiling[i];
+    return ceiling ? [{ throughput: app.requestsPerSecond / ceiling.requestsPerSecond, p99: app.p99 / ceiling.p99, cpu: app.cpuUsPerRequest / ceiling.cpuUsPerRequest }] : [];
+  });
+}
+
+/** The median of each ratio over the rounds. */
+export function medianRatios(pairing: Pairing): PairingRatios {
+  const ratios = roundRatios(pairing);
+  return { throughput: median(ratios.map((r) => r.throughput)), p99: median(ratios.map((r) => r.p99)), cpu: median(ratios.map((r) => r.cpu)) };
+}
+
+export const CPU_TABLE_HEAD = '| case | req/s | p50 ms | p99 ms | CPU µs/req | non-2xx | errors |\n|---|---|---|---|---|---|---|';
+
+export function cpuTableRow(name: string, r: Measured): string {
+  return `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.cpuUsPerRequest.toFixed(0)} | ${r.non2xx} | ${r.errors} |`;
+}
+
+/**
+ * A pairing's rows (every round of both sides, in the order they ran), then each round's ratios and their
+ * medians against the targets given (`≥ throughput`, `≤ p99`).
+ */
+export function pairingReport(appName: string, ceilingName: string, pairing: Pairing, targets: { throughput?: number; p99?: number } = {}): string[] {
+  const rows = pairing.app.flatMap((app, i) => {
+    const ceiling = pairing.ceiling[i];
+    return [cpuTableRow(`${appName} (round ${i + 1})`, app), ...(ceiling ? [cpuTableRow(`${ceilingName} (round ${i + 1})`, ceiling)] : [])];
+  });
+  const fmt = (values: readonly number[]) => values.map((v) => v.toFixed(2)).join(', ');
+  const ratios = roundRatios(pairing);
+  const middle = medianRatios(pairing);
+  const target = (value: number | undefined, sign: string) => (value === undefined ? '' : ` (target ${sign} ${value})`);
+  return [
+    CPU_TABLE_HEAD,
+    ...rows,
+    '',
+    `${appName} ÷ ${ceilingName}, each round's pair, ${String(ratios.length)} rounds (median; per round):`,
+    `- req/s: ${middle.throughput.toFixed(2)}${target(targets.throughput, '≥')}; ${fmt(ratios.map((r) => r.throughput))}`,
+    `- p99: ${middle.p99.toFixed(2)}${target(targets.p99, '≤')}; ${fmt(ratios.map((r) => r.p99))}`,
+    `- CPU per request: ${middle.cpu.toFixed(2)}; ${fmt(ratios.map((r) => r.cpu))}`,
+  ];
+}
+
 /** Node version, CPUs and memory of this machine. */
 export function machineSpec(): string {
   return `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`;
@@ -128,21 +359,6 @@ export const TABLE_HEAD = '| case | req/s | p50 ms | p99 ms | non-2xx | errors |
 
 export function tableRow(name: string, r: LoadResult): string {
   return `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.non2xx} | ${r.errors} |`;
-}
-
-/**
- * The raw ceiling's session lookup (bench/auth.ts, users-list.ts, approvals.ts): token → session → user in
- * one statement on a plain pg pool, the same lookup the service makes for a bearer token.
- */
-export const RAW_SESSION_LOOKUP =
-  'select u.id, u.username, u.role, u.must_change_password from sessions s join users u on u.id = s.user_id where s.token_hash = $1 and s.revoked_at is null and s.expires_at > now()';
-
-/** The signed-in user of a raw route's request, or null (then the route answers 401). */
-export async function rawUser(pool: { query(text: string, values: unknown[]): Promise<{ rows: unknown[] }> }, authorization: string | undefined): Promise<unknown> {
-  const token = /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
-  if (!token) return null;
-  const { rows } = await pool.query(RAW_SESSION_LOOKUP, [createHash('sha256').update(token).digest('hex')]);
-  return rows[0] ?? null;
 }
 
 /** The fraction `app / ceiling` of two same-run results' throughput. */
