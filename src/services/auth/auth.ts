@@ -119,10 +119,10 @@ export async function setup(
   return signIn(secret, { ...user, grants: [] }, tokens);
 }
 
-export async function login(
 /** What a login reads besides the sessions': whether setup is done, the throttle, and how long temporary passwords last. */
 type LoginDeps = Sessions & { config: Pick<Config, 'tempPasswordTtlS'>; setupLatch: SetupLatch; loginThrottle: LoginThrottle };
 
+export async function login(
   { em, clock, config, secret, setupLatch, loginThrottle }: LoginDeps,
   input: { username: string; password: string; client: ClientInfo },
 ): Promise<SignIn> {
@@ -137,10 +137,10 @@ type LoginDeps = Sessions & { config: Pick<Config, 'tempPasswordTtlS'>; setupLat
     throw ApiError.unauthorized(INVALID_LOGIN);
   }
   if (!(await verifyPassword(user.passwordHash, input.password))) throw ApiError.unauthorized(INVALID_LOGIN);
-  await recordLoginSuccess(loginThrottle, key, input.client.ip);
   // Told only to whoever proved the password, so the answer says nothing about an account to anyone else;
   // the attempt stays counted as a failure, as it signs nobody in.
   if (temporaryPasswordExpired(user, clock.now(), config.tempPasswordTtlS)) throw ApiError.unauthorized('temporary password has expired');
+  await recordLoginSuccess(loginThrottle, key, input.client.ip);
   const tokens = await em.transactional(async (tx) => {
     if (needsRehash(user.passwordHash)) await users.replacePasswordHash(tx, user.id, await hashPassword(input.password));
     return issueSession({ em: tx, clock, config }, user.id, input.client, { relaxCommitDurability: true });
@@ -183,15 +183,15 @@ export async function changePassword(
 ): Promise<WithTokens<UserInfoResponse>> {
   const current = await users.findUser(em, actor.userId);
   if (!current) throw ApiError.sessionRevoked();
+  // Counted before the check, as a login is, so concurrent guesses cannot all pass it.
+  await beginLoginAttempt(loginThrottle, current.usernameKey, input.client.ip);
   if (!(await verifyPassword(current.passwordHash, input.current_password))) throw ApiError.validation('current password is incorrect');
+  await recordLoginSuccess(loginThrottle, current.usernameKey, input.client.ip);
   if (input.new_password === input.current_password) throw ApiError.validation('new password must differ from the current one');
   assertPasswordPolicy(input.new_password, current.username);
   const passwordHash = await hashPassword(input.new_password);
   const { tokens, user } = await em.transactional(async (tx) => {
-  // Counted before the check, as a login is, so concurrent guesses cannot all pass it.
-  await beginLoginAttempt(loginThrottle, current.usernameKey, input.client.ip);
     const now = clock.now();
-  await recordLoginSuccess(loginThrottle, current.usernameKey, input.client.ip);
     // Under the user's lock: whether this change clears the initial-password flag is read where it is written.
     if (!(await users.lockUser(tx, actor.userId))) throw ApiError.sessionRevoked();
     const wasInitial = (await users.findUser(tx, actor.userId))?.mustChangePassword === true;
