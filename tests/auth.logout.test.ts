@@ -245,3 +245,81 @@ describe('logout ends the session whatever the browser still holds (CONTRACT §3
     expect(await refreshStatus('/api/v1/auth/refresh', other.refreshToken)).toEqual({ status: 200, code: 200 });
   });
 });
+
+describe('a cookie logout from another site changes nothing (CONTRACT §3.7)', () => {
+  const SELF = 'http://agent-org.test'; // PUBLIC_URL of the test services
+  const EVIL = 'https://evil.example';
+
+  /** A cookie logout with these headers; whether it answered 403/1001, and whether the session survived. */
+  async function attempt(headers: Record<string, string>, opts: { url?: string; bearer?: boolean } = {}) {
+    const user = await createUser(svc);
+    const res = await svc.app.inject({
+      method: 'POST',
+      url: opts.url ?? '/api/v1/auth/logout',
+      headers: { ...PROBLEM, 'content-type': 'text/plain', ...(opts.bearer ? user.headers : {}), ...headers },
+      ...(opts.bearer ? {} : { cookies: { session: user.token, refresh_token: user.refreshToken, csrf_token: user.csrfToken } }),
+      payload: '{}',
+    });
+    return { res, alive: (await codeOf({ headers: user.headers })) === 200 };
+  }
+
+  it.each([
+    ['Origin of another site', { origin: EVIL }],
+    ['Origin: null (a sandboxed or file page)', { origin: 'null' }],
+    ['Origin of the service on another scheme', { origin: 'https://agent-org.test' }],
+    ['no Origin but Sec-Fetch-Site: cross-site', { 'sec-fetch-site': 'cross-site' }],
+    ['Origin of another site, whatever Sec-Fetch-Site says', { origin: EVIL, 'sec-fetch-site': 'same-origin' }],
+  ])('%s: 403/1001, the session lives on and no cookie is cleared', async (_label, headers) => {
+    const { res, alive } = await attempt(headers);
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toMatchObject({ status: 403, error_code: 1001 });
+    expect(res.headers['set-cookie']).toBeUndefined();
+    expect(res.headers['clear-site-data']).toBeUndefined();
+    expect(alive).toBe(true);
+  });
+
+  it('over /api/trpc the same', async () => {
+    const { res, alive } = await attempt({ origin: EVIL, 'content-type': 'application/json' }, { url: '/api/trpc/auth.logout' });
+    expect(res.statusCode).toBe(403);
+    expect(alive).toBe(true);
+  });
+
+  it('with only the refresh_token cookie the same', async () => {
+    const user = await createUser(svc);
+    const res = await logout({ headers: { origin: EVIL }, cookies: { refresh_token: user.refreshToken } });
+    expect(res.statusCode).toBe(403);
+    expect(await codeOf({ headers: user.headers })).toBe(200);
+  });
+
+  it.each([
+    ['the Origin of PUBLIC_URL', { origin: SELF }],
+    ['the Origin the request was sent to (its Host)', { origin: 'http://localhost:80' }],
+    ['no Origin and Sec-Fetch-Site: same-origin', { 'sec-fetch-site': 'same-origin' }],
+    ['no Origin and Sec-Fetch-Site: same-site', { 'sec-fetch-site': 'same-site' }],
+    ['no Origin and no Sec-Fetch-Site (not a browser)', {}],
+  ])('%s: 204 and the session ends', async (_label, headers) => {
+    const { res, alive } = await attempt(headers);
+    expect(res.statusCode).toBe(204);
+    expect(alive).toBe(false);
+  });
+
+  it('a bearer-only logout is unaffected by Origin', async () => {
+    const { res, alive } = await attempt({ origin: EVIL, 'sec-fetch-site': 'cross-site' }, { bearer: true });
+    expect(res.statusCode).toBe(204);
+    expect(alive).toBe(false);
+  });
+
+  it('an origin listed in CORS_ORIGINS may log out', async () => {
+    const cors = await startTestService({ env: { RATE_LIMIT_STORE: 'memory', CORS_ORIGINS: 'https://app.example.com' } });
+    try {
+      const user = await createUser(cors, { role: 'ceo' });
+      const res = await cors.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { origin: 'https://app.example.com' }, cookies: { session: user.token } });
+      expect(res.statusCode).toBe(204);
+      const other = await createUser(cors);
+      const refused = await cors.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { origin: EVIL }, cookies: { session: other.token } });
+      expect(refused.statusCode).toBe(403);
+    } finally {
+      await cors.close();
+    }
+  });
+});

@@ -19,6 +19,8 @@ export function credentialsOf(req: FastifyRequest): Credentials {
   const csrfHeader = req.headers['x-csrf-token'];
   const ifMatch = req.headers['if-match'];
   const idempotencyKey = req.headers['idempotency-key'];
+  const origin = req.headers.origin;
+  const fetchSite = req.headers['sec-fetch-site'];
   return {
     cookieToken: token(cookies[COOKIE_NAMES.session]),
     bearerToken: bearer,
@@ -27,6 +29,11 @@ export function credentialsOf(req: FastifyRequest): Credentials {
     refreshToken: token(cookies[COOKIE_NAMES.refresh]),
     ifMatch: typeof ifMatch === 'string' ? ifMatch : undefined,
     idempotencyKey: typeof idempotencyKey === 'string' ? idempotencyKey : undefined,
+    site: {
+      origin: typeof origin === 'string' ? origin : undefined,
+      fetchSite: typeof fetchSite === 'string' ? fetchSite : undefined,
+      target: `${req.protocol}://${req.host}`,
+    },
   };
 }
 

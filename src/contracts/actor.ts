@@ -16,7 +16,12 @@ export type Credentials = {
   ifMatch?: string | undefined;
   /** `Idempotency-Key` of a create that may be retried (CONTRACT §2.5). */
   idempotencyKey?: string | undefined;
+  /** Where a browser says the request comes from, and where it was sent (cross-site logout, CONTRACT §3.7). */
+  site?: RequestSite | undefined;
 };
+
+/** A browser's `Origin` and `Sec-Fetch-Site` headers, and the origin the request was addressed to (its scheme and Host). */
+export type RequestSite = { origin: string | undefined; fetchSite: string | undefined; target: string };
 
 export type Actor = {
   userId: string;

@@ -75,12 +75,18 @@ export const authRouter = router({
           'The body and query are never read, so no input can keep a session alive.',
       },
       rest: { status: 204, cookies: { reads: ['session', 'refresh_token'], writes: 'clear' } },
+      errors: {
+        1001:
+          'Sent with the `session` or `refresh_token` cookie from another site: an `Origin` that is neither the service\'s own nor listed in ' +
+          '`CORS_ORIGINS` (`null` included), or without one, `Sec-Fetch-Site: cross-site`. Nothing is changed.',
+      },
       ignoresInput: true,
     })
     .output(NoContent)
     .mutation(async ({ ctx }) => {
-      const { cookieToken, bearerToken, refreshToken } = ctx.credentials;
-      await auth.logout({ em: ctx.em, clock: ctx.deps.clock }, { accessTokens: [cookieToken, bearerToken], refreshToken });
+      const { cookieToken, bearerToken, refreshToken, site } = ctx.credentials;
+      const byCookie = cookieToken !== undefined || refreshToken !== undefined;
+      await auth.logout({ em: ctx.em, clock: ctx.deps.clock, config: ctx.deps.config }, { accessTokens: [cookieToken, bearerToken], refreshToken, byCookie, site });
       clearSessionCookies(ctx.response, ctx.deps.config);
       return undefined;
     }),

@@ -23,9 +23,10 @@ import {
   type SessionSettings,
 } from './sessions.ts';
 import * as store from './store.ts';
+import { isCrossSite } from './requestSite.ts';
 import { usernameKey } from './usernameKeys.ts';
 import type { Clock } from '../../contracts/clock.ts';
-import type { Actor } from '../../contracts/actor.ts';
+import type { Actor, RequestSite } from '../../contracts/actor.ts';
 
 const INVALID_LOGIN = 'invalid username or password';
 
@@ -150,12 +151,16 @@ export async function login(
 
 /**
  * Ends the session of whatever the client still holds: its access tokens (cookie, bearer; valid or expired),
- * or else its refresh token. Unknown tokens, or none, are not an error: logout always succeeds.
+ * or else its refresh token. Unknown tokens, or none, are not an error: logout always succeeds, except that a
+ * request carrying the session cookies from another site changes nothing and is 403/1001 (CONTRACT §3.7):
+ * the cookies are SameSite=Strict, but a page of a sibling site, or one whose Origin is null, must not end a
+ * session either. Bearer tokens are not sent by a browser on its own, so a logout by bearer alone passes.
  */
 export async function logout(
-  { em, clock }: { em: EntityManager; clock: Clock },
-  held: { accessTokens: readonly (string | undefined)[]; refreshToken: string | undefined },
+  { em, clock, config }: { em: EntityManager; clock: Clock; config: Pick<Config, 'publicUrl' | 'corsOrigins'> },
+  held: { accessTokens: readonly (string | undefined)[]; refreshToken: string | undefined; byCookie: boolean; site: RequestSite | undefined },
 ): Promise<void> {
+  if (held.byCookie && isCrossSite(held.site, [config.publicUrl, ...config.corsOrigins])) throw ApiError.forbidden('logout from another site is refused');
   await revokeHeldSession({ em, clock }, held);
 }
 
