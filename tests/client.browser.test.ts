@@ -1,31 +1,17 @@
 // The typed client factory (src/client, CONTRACT §4.7) in Chromium against the real service: batching, CSRF, cookies, idempotency keys, the session refresh.
-import { fileURLToPath } from 'node:url';
 import type { Browser, Page, Request } from 'playwright-core';
-import { build, type Rolldown } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeSession } from '../src/services/auth/sessions.ts';
 import { launchChromium, signedInContext, startServedService, type ServedService } from './helpers/browser.ts';
+import { bundleClientHarness, openClientHarness, type Settled } from './helpers/clientHarness.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
-
-type Settled = { ok: true; value: unknown; undefined: boolean } | { ok: false; status: number | null; code: number | null };
 
 let svc: ServedService;
 let browser: Browser;
 let harnessJs: string;
 
-/** web/tests/fixtures/clientHarness.ts bundled for the browser, as the dashboard's build bundles the client. */
-async function bundleHarness(): Promise<string> {
-  const entry = fileURLToPath(new URL('../web/tests/fixtures/clientHarness.ts', import.meta.url));
-  const result = await build({ configFile: false, logLevel: 'silent', build: { write: false, minify: false, lib: { entry, formats: ['es'], fileName: 'harness' } } });
-  const chunk = (Array.isArray(result) ? result : [result])
-    .flatMap((r) => ('output' in r ? r.output : []))
-    .find((o): o is Rolldown.OutputChunk => o.type === 'chunk' && o.isEntry);
-  if (!chunk) throw new Error('the harness did not bundle');
-  return chunk.code;
-}
-
 beforeAll(async () => {
-  [svc, browser, harnessJs] = await Promise.all([startServedService(), launchChromium(), bundleHarness()]);
+  [svc, browser, harnessJs] = await Promise.all([startServedService(), launchChromium(), bundleClientHarness()]);
   // Login answers 409 until first-run setup is done; a CEO makes it answer as it normally does.
   await createUser(svc, { role: 'ceo' });
 }, 120_000);
@@ -36,23 +22,13 @@ afterAll(async () => {
 
 type Opened = { page: Page; calls: Request[] };
 
-/** A page of the service's origin (served by the test, not the service) running the harness, signed in as `user`. */
+/** A page of the service's origin running the harness, signed in as `user`; `calls` are its tRPC requests from then on. */
 async function open(user: TestUser): Promise<Opened> {
-  const context = await signedInContext(browser, svc.origin, user);
-  const page = await context.newPage();
-  await page.route(`${svc.origin}/__harness/**`, (route) =>
-    route.fulfill(
-      route.request().url().endsWith('.js')
-        ? { contentType: 'text/javascript', body: harnessJs }
-        : { contentType: 'text/html', body: '<!doctype html><title>harness</title><script type="module" src="/__harness/harness.js"></script>' },
-    ),
-  );
+  const page = await openClientHarness(await signedInContext(browser, svc.origin, user), svc.origin, harnessJs);
   const calls: Request[] = [];
   page.on('request', (r) => {
     if (r.url().includes('/api/trpc/')) calls.push(r);
   });
-  await page.goto(`${svc.origin}/__harness/index.html`);
-  await page.waitForFunction('globalThis.harness !== undefined');
   return { page, calls };
 }
 

@@ -44,6 +44,7 @@ export type ClientOptions = {
   /**
    * Turns on the session refresh: a call refused for want of a live session (401) triggers one
    * `auth.refresh` and is retried once; when that fails too, this is called (e.g. to show the login page).
+   * The tabs of one browser refresh one at a time (Web Locks) and reuse each other's result.
    */
   onSessionLost?: SessionLost;
   /** Longest URL of a batched GET; longer batches are split (default 4096). */
@@ -57,7 +58,9 @@ export function createClient(options: ClientOptions = {}): AgentOrgClient {
   if (onSessionLost) {
     // The refresh goes through the transport alone, so a failed refresh is never itself refreshed.
     const bare = createTRPCClient<AppRouter>({ links: [transport] });
-    links.unshift(refreshOnceLink({ refresh: () => bare.auth.refresh.mutate(), onSessionLost }));
+    // Every refresh sets a new csrf_token cookie (it is bound to the access token), so the other tabs see it move.
+    const readCookie = options.readCookie ?? documentCookie;
+    links.unshift(refreshOnceLink({ refresh: () => bare.auth.refresh.mutate(), onSessionLost, sessionMarker: () => readCookie(CSRF_COOKIE) }));
   }
   return createTRPCClient<AppRouter>({ links });
 }

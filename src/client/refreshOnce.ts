@@ -5,19 +5,38 @@ import type { AppRouter } from '../routers/index.ts';
 
 export type SessionLost = (error: TRPCClientError<AppRouter>) => void;
 
+/** The Web Locks name under which the tabs of one browser take turns to refresh (CONTRACT §3.7). */
+export const REFRESH_LOCK = 'agent-org-refresh';
+
 // Calls that establish or end a session answer 401 as their own result, not because one expired.
 const EXEMPT = new Set(['auth.setup', 'auth.login', 'auth.refresh', 'auth.logout']);
 
-export function refreshOnceLink(opts: { refresh: () => Promise<unknown>; onSessionLost: SessionLost }): TRPCLink<AppRouter> {
+export type RefreshOnceOptions = {
+  refresh: () => Promise<unknown>;
+  onSessionLost: SessionLost;
+  /**
+   * Something every refresh changes and every tab can read (the dashboard: the `csrf_token` cookie, which
+   * is bound to the access token). A value that differs from the one a failed call was sent with means
+   * the session was renewed elsewhere since, so the call is only sent again. Default: nothing to compare.
+   */
+  sessionMarker?: () => string | undefined;
+};
+
+export function refreshOnceLink(opts: RefreshOnceOptions): TRPCLink<AppRouter> {
+  const marker = opts.sessionMarker ?? (() => undefined);
   // Bumped whenever a refresh settles. A 401 to a call sent before then is not a new loss: the call is
   // retried if that refresh worked, and fails quietly if it did not (the loss was reported once).
   let epoch = 0;
   let renewed = false;
   // Concurrent failures share one refresh (a refresh token is single-use; a second one would be a replay).
   let pending: Promise<boolean> | null = null;
-  const renew = (cause: TRPCClientError<AppRouter>): Promise<boolean> =>
-    (pending ??= opts
-      .refresh()
+  // The other tabs of this browser hold the same refresh token, so the refresh itself runs under a lock
+  // they share; a tab that waited finds the session renewed (the marker moved) and does not present the
+  // token that was just used, which would end the session by the replay rule (CONTRACT §3.3).
+  const refreshUnlessRenewed = (sentWith: string | undefined): Promise<unknown> =>
+    exclusive(REFRESH_LOCK, () => (marker() !== sentWith ? Promise.resolve() : opts.refresh()));
+  const renew = (cause: TRPCClientError<AppRouter>, sentWith: string | undefined): Promise<boolean> =>
+    (pending ??= refreshUnlessRenewed(sentWith)
       .then(
         () => {
           renewed = true;
@@ -45,10 +64,14 @@ export function refreshOnceLink(opts: { refresh: () => Promise<unknown>; onSessi
         let lastEventId: string | undefined;
         const send = (retriedAt: number | null) => {
           let sentIn = epoch;
+          let sentWith = marker();
           current = next(retriedAt === null ? op : { ...op, input: resumeAfter(op.input, lastEventId) }).subscribe({
             next: (value) => {
               const result = value.result;
-              if ('type' in result && result.type === 'started') sentIn = epoch;
+              if ('type' in result && result.type === 'started') {
+                sentIn = epoch;
+                sentWith = marker();
+              }
               if ('id' in result && typeof result.id === 'string') lastEventId = result.id;
               observer.next(value);
             },
@@ -60,7 +83,7 @@ export function refreshOnceLink(opts: { refresh: () => Promise<unknown>; onSessi
                 opts.onSessionLost(error);
                 return observer.error(error);
               }
-              const outcome = epoch !== sentIn ? Promise.resolve(renewed) : renew(error);
+              const outcome = epoch !== sentIn ? Promise.resolve(renewed) : renew(error, sentWith);
               void outcome.then((ok) => {
                 if (closed) return;
                 if (ok) send(Date.now());
@@ -75,6 +98,16 @@ export function refreshOnceLink(opts: { refresh: () => Promise<unknown>; onSessi
           current?.unsubscribe();
         };
       });
+}
+
+/**
+ * Runs `task` while holding the Web Lock `name`, shared by every tab of this origin; where there are no
+ * Web Locks (a non-browser client, or a page that is not a secure context) the task runs at once, and only
+ * the single-flight of this client protects the refresh token.
+ */
+function exclusive<T>(name: string, task: () => Promise<T>): Promise<T> {
+  const locks = typeof navigator === 'undefined' ? undefined : navigator.locks;
+  return locks ? locks.request(name, task) : task();
 }
 
 /**
