@@ -6,8 +6,8 @@ import type { Context } from './context/index.ts';
 import { ApiError, toApiError, toProblem, type ErrorCode } from './errors.ts';
 import { assertAcceptableInput } from './inputRules.ts';
 import { countSentError } from './metrics/registry.ts';
-import { UNDECODABLE } from './net/queryString.ts';
-import { authenticate, requirePasswordChanged, requireRole, type Role } from './services/auth/guards.ts';
+import { resolveApiKey } from './services/apiKeys/resolve.ts';
+import { authenticate, requirePasswordChanged, requireRole, requireScope, type KeyAccess, type Resolvers, type Role } from './services/auth/guards.ts';
 import { resolveSession } from './services/auth/sessions.ts';
 import { applyLimits, countFailedAuthentication } from './limits/middleware.ts';
 import type { OperationId } from './limits/policy.ts';
@@ -38,7 +38,7 @@ export type RestMeta = {
  */
 export type Access = {
   tier: 'unlimited' | 'public' | 'authed' | 'ceo' | 'approver' | 'writer';
-  /** A signed-in user is required (session cookie or bearer token). */
+  /** A signed-in user is required (session cookie or bearer token, or an API key where the meta opens the operation to keys). */
   authenticated: boolean;
   /** The roles allowed; absent: any signed-in user (or anyone, when not authenticated). */
   roles?: readonly Role[];
@@ -53,6 +53,11 @@ export type Meta = OpenApiMeta<{
   limits?: { op: OperationId };
   /** Callable by a user who still has to change the initial password (CONTRACT §3.1). */
   allowPendingPasswordChange?: boolean;
+  /**
+   * Whether API keys may call it (CONTRACT §3.5): the scope a key needs, or `unscoped` (any key). Absent: no key
+   * may, 403/1001 `not available to API keys`. Read only by authenticated tiers; keys are no credential elsewhere.
+   */
+  apiKey?: KeyAccess;
   /**
    * The procedure reads nothing from its input, and whatever a client sends is ignored rather than
    * checked (logout: a broken body must never keep a session alive, CONTRACT §3.3).
@@ -115,7 +120,7 @@ function apiErrorOf(error: unknown): unknown {
  */
 async function checkInput(ctx: Context, meta: Meta | undefined, getRawInput: () => Promise<unknown>): Promise<void> {
   if (meta?.ignoresInput === true) return;
-  if (ctx.undecodableInput !== null) throw ApiError.badRequest(`${ctx.undecodableInput}: ${UNDECODABLE}`);
+  if (ctx.undecodableInput !== null) throw ApiError.badRequest(ctx.undecodableInput);
   assertAcceptableInput(await getRawInput());
 }
 
@@ -143,13 +148,18 @@ const anonymousTier = t.middleware(async ({ ctx, meta, path, type, getRawInput, 
 const signedInTier = (roles: readonly Role[] | null) =>
   t.middleware(async ({ ctx, type, meta, path, getRawInput, next }) => {
     try {
-      // ctx.em is read only when a token is there to resolve: requests without one never fork an EntityManager.
-      const resolve = (token: string) => resolveSession({ em: ctx.em, clock: ctx.deps.clock, config: ctx.deps.config }, token);
+      // ctx.em is read only when a credential is there to resolve: requests without one never fork an EntityManager.
+      const resolve: Resolvers = {
+        session: (token) => resolveSession({ em: ctx.em, clock: ctx.deps.clock, config: ctx.deps.config }, token),
+        apiKey: (key) => resolveApiKey({ em: ctx.em, clock: ctx.deps.clock }, key),
+      };
       const actor = await authenticate(ctx.credentials, resolve, { mutation: type === 'mutation', secret: ctx.deps.secret }).catch(async (error: unknown) => {
         if (error instanceof ApiError && error.status === 401) await countFailedAuthentication(ctx);
         throw error;
       });
       ctx.trace.userId = actor.userId;
+      // A key's scope comes first (CONTRACT §3.5): before the role check and before anything is looked up.
+      requireScope(actor, meta?.apiKey);
       requirePasswordChanged(actor, meta?.allowPendingPasswordChange === true);
       // tRPC merges `{ actor }` into the context it passes on: the same object as `signedIn`.
       const signedIn = { ...ctx, actor };

@@ -128,6 +128,29 @@ describe('a NUL character or a lone surrogate is refused with 400/2001 naming th
     expect(await approvalCount()).toBe(before);
   });
 
+  it('tRPC: a body that is not valid UTF-8 is refused (400/2001) after authentication, never stored with U+FFFD', async () => {
+    const before = await approvalCount();
+    const bytes = Buffer.concat([Buffer.from(approvalBody('"title":"Ship ').slice(0, -1)), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const anonymous = await svc.app.inject({ method: 'POST', url: '/api/trpc/approvals.create', headers: { 'content-type': 'application/json' }, payload: bytes });
+    expect(anonymous.statusCode).toBe(401);
+    const res = await svc.app.inject({ method: 'POST', url: '/api/trpc/approvals.create', headers: { ...writer.headers, 'content-type': 'application/json' }, payload: bytes });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json().error.data.problem).toMatchObject({ error_code: 2001, detail: 'body: not valid UTF-8' });
+    expect(await approvalCount()).toBe(before);
+    // The same body, valid, still goes through: the bytes reach tRPC unchanged.
+    const valid = await svc.app.inject({ method: 'POST', url: '/api/trpc/approvals.create', headers: { ...writer.headers, 'content-type': 'application/json' }, payload: approvalBody('"title":"Ship é"') });
+    expect(valid.statusCode, valid.body).toBe(200);
+    expect(valid.json().result.data.title).toBe('Ship é');
+  });
+
+  it('tRPC: a body over the limit is still refused by the body limit, not buffered whole', async () => {
+    const res = await svc.app.inject({ method: 'POST', url: '/api/trpc/approvals.create', headers: { ...writer.headers, 'content-type': 'application/json' }, payload: `{"x":"${'a'.repeat(2 * 1024 * 1024)}"}` });
+    // CONTRACT §2.2: an oversized body is a shape error like any other.
+    expect(res.statusCode).toBe(400);
+    // Refused by Fastify's body limit before tRPC runs, so in the service's own error shape.
+    expect(res.json().error_detail).toMatchObject({ error_code: 2001, detail: expect.stringMatching(/too large|limit/i) });
+  });
+
   it('a deeply nested body is refused as a shape error, never a 500', async () => {
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
     await expect2001(writer, 'POST', '/api/v1/approvals', approvalBody(`"metadata":${deep}`), /^body\.metadata/);

@@ -32,8 +32,9 @@ export type ContextInner = {
   /** Facts about the request gathered on the way, for the access log. */
   trace: { userId: string | null };
   /**
-   * A URL parameter carrying the input that the transport could not decode (not percent-encoded UTF-8),
-   * by name; the input rules refuse the call with it once the caller is authorized (CONTRACT §2.2).
+   * Why the input the transport received cannot be read as text (a URL parameter that is not
+   * percent-encoded UTF-8, a body that is not UTF-8), as the refusal's detail; the input rules refuse the
+   * call with it once the caller is authorized (CONTRACT §2.2).
    */
   undecodableInput: string | null;
 };
