@@ -1,7 +1,6 @@
 // The events area's one store: the outbox, its retention mark and the open-stream registry (tickets are the auth store's).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { NotNull } from 'kysely';
-import { compiledStatement } from '../db/compiled.ts';
 import { EventsPublish } from '../db/entities/Event.ts';
 import { kysely, type Stored } from '../db/kysely.ts';
 import { isRole, type Role } from '../contracts/roles.ts';
@@ -11,31 +10,17 @@ import type { Channel } from '../contracts/events.ts';
 export type StoredEvent = Omit<Stored<'events'>, 'id'> & { id: number };
 export type NewEvent = Omit<Stored<'events'>, 'id' | 'rowId'>;
 
-const insertEventRow = compiledStatement((em, event: NewEvent) =>
-  kysely(em).insertInto('events').values({
-    type: event.type,
-    channel: event.channel,
-    occurredAt: event.occurredAt,
-    actor: event.actor,
-    audienceUserId: event.audienceUserId,
-    data: event.data,
-  }),
-);
-
 /** Writes an event row; it gets its public id when it is published, after its transaction commits. */
 export async function insertEvent(em: EntityManager, event: NewEvent): Promise<void> {
-  await insertEventRow(em, event);
+  const { type, channel, occurredAt, actor, audienceUserId, data } = event;
+  await kysely(em).insertInto('events').values({ type, channel, occurredAt, actor, audienceUserId, data }).execute();
 }
-
-// The routine called like any function in a select, so it runs prepared (db/compiled.ts): the ORM's
-// callRoutine sends it unnamed, planned again on every call, and every login that evicts a session publishes.
-const publishRows = compiledStatement((em, v: { batch: number }) =>
-  kysely(em).selectNoFrom((eb) => eb.fn<number>(EventsPublish.name, [eb.val(v.batch)]).as('published')),
-);
 
 /** Publishes up to `batch` committed events (see EventsPublish); returns how many. Runs as its own transaction. */
 export async function publishEvents(em: EntityManager, batch: number): Promise<number> {
-  const [row] = await publishRows(em, { batch });
+  const row = await kysely(em)
+    .selectNoFrom((eb) => eb.fn<number>(EventsPublish.name, [eb.val(batch)]).as('published'))
+    .executeTakeFirst();
   return row?.published ?? 0;
 }
 

@@ -1,9 +1,9 @@
 // The sessions, refresh_tokens and ws_tickets tables: the only module that reads or writes them.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ExpressionBuilder, InferResult, Insertable } from 'kysely';
-import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import type { ExpressionBuilder, Insertable } from 'kysely';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
-import { compiledStatement } from '../../db/compiled.ts';
+import { prepared, type Placeholder } from '../../db/prepared.ts';
+import { grantsOf } from '../users/store.ts';
 import { isRole, type Role } from '../../contracts/roles.ts';
 import type { SessionEndReason } from '../../contracts/events.ts';
 
@@ -22,34 +22,20 @@ export type EndedSession = { id: string; userId: string; username: string | null
 /**
  * The hot path, run by every authenticated request: one indexed query (token hash → session → user, a left
  * join, so a deleted user's revoked session still answers), with the user's org roles as one JSON subquery
- * on their primary key, so an authenticated request needs no second query.
+ * on their primary key, so an authenticated request needs no second query. It runs prepared
+ * (db/prepared.ts): planning it on every request cost PostgreSQL more than running it
+ * (docs/foundation.md#measured-reasons-behind-the-code).
  */
-function sessionLookup(em: EntityManager, tokenHash: string) {
-  return kysely(em)
+const sessionByTokenHash = prepared('session_lookup', (db, $: Placeholder<{ tokenHash: string }>) =>
+  db
     .selectFrom('sessions as s')
     .leftJoin('users as u', 'u.id', 's.userId')
     .select(['s.id', 's.userId', 's.expiresAt', 's.lastActiveAt', 's.revokedAt', 'u.username', 'u.role', 'u.mustChangePassword'])
-    .select((eb) =>
-      jsonArrayFrom(
-        eb
-          .selectFrom('user_org_roles as r')
-          // Aliased: inside JSON the ORM plugin cannot map a column back to its property name.
-          .select(['r.role as role', 'r.scopedDepartments as scopedDepartments'])
-          .whereRef('r.userId', '=', 's.userId')
-          .orderBy('r.role'),
-      ).as('grants'),
-    )
-    .where('s.tokenHash', '=', tokenHash);
-}
+    .select((eb) => grantsOf(eb.ref('s.userId')).as('grants'))
+    .where('s.tokenHash', '=', $('tokenHash')),
+);
 
-export type SessionLookup = InferResult<ReturnType<typeof sessionLookup>>[number];
-
-/**
- * Building the statement and the ORM plugin's pass over it cost more CPU than running it
- * (docs/foundation.md#measured-reasons-behind-the-code), so it is built once (db/compiled.ts) and each
- * request runs it with its token's hash, as a prepared statement that PostgreSQL plans once per connection.
- */
-const sessionByTokenHash = compiledStatement((em, v: { tokenHash: string }) => sessionLookup(em, v.tokenHash));
+export type SessionLookup = Awaited<ReturnType<typeof sessionByTokenHash>>[number];
 
 export async function findSessionByTokenHash(em: EntityManager, tokenHash: string): Promise<SessionLookup | undefined> {
   return (await sessionByTokenHash(em, { tokenHash }))[0];
@@ -61,30 +47,14 @@ export async function findSessionByTokenHash(em: EntityManager, tokenHash: strin
  * when the session's row is there.
  */
 export async function insertSession(em: EntityManager, session: NewSession, refreshToken: { tokenHash: string }): Promise<void> {
-  await insertSessionRows(em, { ...session, refreshTokenHash: refreshToken.tokenHash });
+  await kysely(em)
+    .with('session', (db) => db.insertInto('sessions').values(session))
+    .insertInto('refresh_tokens')
+    .values({ tokenHash: refreshToken.tokenHash, sessionId: session.id, createdAt: session.createdAt, expiresAt: session.refreshExpiresAt })
+    .execute();
 }
 
 type NewSession = Omit<StoredSession, 'revokedAt' | 'revokedReason'>;
-
-const insertSessionRows = compiledStatement((em, v: NewSession & { refreshTokenHash: string }) =>
-  kysely(em)
-    .with('session', (db) =>
-      db.insertInto('sessions').values({
-        id: v.id,
-        tokenHash: v.tokenHash,
-        userId: v.userId,
-        ipAddress: v.ipAddress,
-        userAgent: v.userAgent,
-        createdAt: v.createdAt,
-        lastActiveAt: v.lastActiveAt,
-        expiresAt: v.expiresAt,
-        refreshExpiresAt: v.refreshExpiresAt,
-        absoluteExpiresAt: v.absoluteExpiresAt,
-      }),
-    )
-    .insertInto('refresh_tokens')
-    .values({ tokenHash: v.refreshTokenHash, sessionId: v.id, createdAt: v.createdAt, expiresAt: v.refreshExpiresAt }),
-);
 
 /** Moves an access token's expiry, never past the session's absolute lifetime or its refresh window. */
 export async function extendSession(em: EntityManager, tokenHash: string, expiresAt: Date): Promise<void> {
@@ -100,36 +70,29 @@ export async function touchSession(em: EntityManager, id: string, now: Date): Pr
   await kysely(em).updateTable('sessions').set({ lastActiveAt: now }).where('id', '=', id).execute();
 }
 
-/**
- * The owner's name beside each revoked session. Unaliased table and a subquery rather than a join: MikroORM's
- * Kysely plugin does not map property names behind an alias of an UPDATE's table, and a deleted user's
- * sessions must still be revoked (no row to join).
- */
+/** The owner's name beside each revoked session: a subquery, as a deleted user's sessions must still be revoked (no row to join). */
 const ownerName = (eb: ExpressionBuilder<DB, 'sessions'>) =>
   eb.selectFrom('users').select('users.username').whereRef('users.id', '=', 'sessions.userId').as('username');
 
 /** Revokes the user's live sessions beyond the newest `keep` (the per-user cap makes room for one more); returns them. */
 export async function evictSessionsBeyond(em: EntityManager, userId: string, keep: number, now: Date): Promise<EndedSession[]> {
-  return evictSessions(em, { userId, keep, now });
-}
-
-const evictSessions = compiledStatement((em, v: { userId: string; keep: number; now: Date }) =>
-  kysely(em)
+  return kysely(em)
     .updateTable('sessions')
-    .set({ revokedAt: v.now, revokedReason: 'evicted' })
+    .set({ revokedAt: now, revokedReason: 'evicted' })
     .where('id', 'in', (eb) =>
       eb
         .selectFrom('sessions')
         .select('id')
-        .where('userId', '=', v.userId)
+        .where('userId', '=', userId)
         .where('revokedAt', 'is', null)
-        .where('refreshExpiresAt', '>', v.now)
+        .where('refreshExpiresAt', '>', now)
         .orderBy('createdAt', 'desc')
         .orderBy('id', 'desc')
-        .offset(v.keep),
+        .offset(keep),
     )
-    .returning(['sessions.id', 'sessions.userId', ownerName]),
-);
+    .returning(['sessions.id', 'sessions.userId', ownerName])
+    .execute();
+}
 
 /** Revokes one session unless it already is; returns it when it was live. */
 export async function revokeSession(em: EntityManager, id: string, reason: RevokeReason, now: Date): Promise<EndedSession | undefined> {
@@ -232,12 +195,12 @@ export async function deleteUnusedRefreshTokens(em: EntityManager, sessionId: st
 export async function countPendingTickets(em: EntityManager, userId: string, now: Date): Promise<number> {
   const row = await kysely(em)
     .selectFrom('ws_tickets')
-    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('userId', '=', userId)
     .where('redeemedAt', 'is', null)
     .where('expiresAt', '>', now)
     .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return row.n;
 }
 
 export async function deleteExpiredTickets(em: EntityManager, userId: string, now: Date): Promise<void> {

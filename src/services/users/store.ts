@@ -1,9 +1,9 @@
 // The users and user_org_roles tables: the only module that reads or writes them.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, type ExpressionBuilder, type Insertable } from 'kysely';
-import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import { compiledStatement } from '../../db/compiled.ts';
+import { expressionBuilder, sql, type Expression, type ExpressionBuilder, type Insertable } from 'kysely';
+import { jsonBuildObject } from 'kysely/helpers/postgres';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
+import { prepared, type Placeholder } from '../../db/prepared.ts';
 import type { Role } from '../../contracts/roles.ts';
 import type { OrgRole } from '../../contracts/roles.ts';
 import type { Grant } from '../../contracts/roles.ts';
@@ -12,17 +12,20 @@ export type StoredUser = Stored<'users'>;
 /** A user with every org role it holds, read in the same statement. */
 export type UserWithGrants = StoredUser & { grants: Grant[] };
 
-/** The user's grants as a JSON array, so a user (or a page of them) costs one round trip. */
-function grantsOf(eb: ExpressionBuilder<DB, 'users'>) {
-  return jsonArrayFrom(
-    eb
-      .selectFrom('user_org_roles as r')
-      // Aliased: inside JSON the ORM plugin cannot map a column back to its property name.
-      .select(['r.role as role', 'r.scopedDepartments as scopedDepartments'])
-      .whereRef('r.userId', '=', 'users.id')
-      .orderBy('r.role'),
-  ).as('grants');
+/**
+ * A user's grants as one JSON array (so a user, or a page of them, costs one round trip); the session lookup
+ * reads them too. Keys spelled out: the renaming of columns to properties leaves what is inside JSON as it is.
+ */
+export function grantsOf(userId: Expression<string>) {
+  const eb = expressionBuilder<DB, never>();
+  const grants = eb
+    .selectFrom('user_org_roles as r')
+    .select((r) => r.fn.jsonAgg(jsonBuildObject({ role: r.ref('r.role'), scopedDepartments: r.ref('r.scopedDepartments') })).orderBy('r.role').as('grants'))
+    .where('r.userId', '=', userId);
+  return eb.fn.coalesce(grants, sql<Grant[]>`'[]'`);
 }
+
+const withGrants = (eb: ExpressionBuilder<DB, 'users'>) => grantsOf(eb.ref('users.id')).as('grants');
 
 export async function insertUser(em: EntityManager, user: Insertable<DB['users']>): Promise<StoredUser> {
   return kysely(em).insertInto('users').values(user).returningAll().executeTakeFirstOrThrow();
@@ -33,19 +36,12 @@ export async function findUser(em: EntityManager, id: string): Promise<StoredUse
 }
 
 export async function findUserWithGrants(em: EntityManager, id: string): Promise<UserWithGrants | undefined> {
-  return kysely(em).selectFrom('users').selectAll('users').select(grantsOf).where('users.id', '=', id).executeTakeFirst();
+  return kysely(em).selectFrom('users').selectAll('users').select(withGrants).where('users.id', '=', id).executeTakeFirst();
 }
-
-function userByKeyQuery(em: EntityManager, usernameKey: string) {
-  return kysely(em).selectFrom('users').selectAll('users').select(grantsOf).where('users.usernameKey', '=', usernameKey);
-}
-
-// Every sign-in starts with this read: built once and run as a prepared statement, like the session lookup.
-const userByKey = compiledStatement((em, v: { usernameKey: string }) => userByKeyQuery(em, v.usernameKey));
 
 /** By the normalised login key (CONTRACT §3.4), with grants: a sign-in answers from this one read. */
 export async function findUserByKeyWithGrants(em: EntityManager, usernameKey: string): Promise<UserWithGrants | undefined> {
-  return (await userByKey(em, { usernameKey }))[0];
+  return kysely(em).selectFrom('users').selectAll('users').select(withGrants).where('users.usernameKey', '=', usernameKey).executeTakeFirst();
 }
 
 export async function ceoExists(em: EntityManager): Promise<boolean> {
@@ -59,35 +55,31 @@ export async function ceoExists(em: EntityManager): Promise<boolean> {
  * (`set_config(…, true)` is SET LOCAL as a function, which a select can carry).
  */
 export async function lockUser(em: EntityManager, id: string, opts: { relaxCommitDurability?: boolean } = {}): Promise<boolean> {
-  const rows = await (opts.relaxCommitDurability ? lockUserRelaxingDurability : lockUserRow)(em, { id });
-  return rows.length > 0;
+  let query = kysely(em).selectFrom('users').select('id').where('id', '=', id).forUpdate();
+  if (opts.relaxCommitDurability) query = query.select(sql<string>`set_config('synchronous_commit', 'off', true)`.as('synchronousCommit'));
+  return (await query.execute()).length > 0;
 }
-
-const lockUserRow = compiledStatement((em, v: { id: string }) => kysely(em).selectFrom('users').select('id').where('id', '=', v.id).forUpdate());
-const lockUserRelaxingDurability = compiledStatement((em, v: { id: string }) =>
-  kysely(em)
-    .selectFrom('users')
-    .select(['id', sql<string>`set_config('synchronous_commit', 'off', true)`.as('synchronousCommit')])
-    .where('id', '=', v.id)
-    .forUpdate(),
-);
 
 type UserPosition = { createdAt: Date; id: string };
 
-function userPageQuery(em: EntityManager, after: UserPosition | null, fetch: number) {
-  let query = kysely(em).selectFrom('users').selectAll('users').select(grantsOf);
-  if (after) query = query.where((eb) => eb(eb.refTuple('users.createdAt', 'users.id'), '>', eb.tuple(after.createdAt, after.id)));
-  return query.orderBy('users.createdAt').orderBy('users.id').limit(fetch);
-}
-
 /*
- * The list's two statements (first page, page after a position), each built once (db/compiled.ts):
- * building them with the ORM plugin's pass on every request was one of the list's largest CPU items
+ * The list's two statements (first page, page after a position) run prepared (db/prepared.ts): the list is the
+ * busiest read after the session lookup, and PostgreSQL then plans each once per connection
  * (docs/foundation.md#measured-reasons-behind-the-code).
- * They run as prepared statements, so PostgreSQL plans each once per connection.
  */
-const firstUserPage = compiledStatement((em, v: { fetch: number }) => userPageQuery(em, null, v.fetch));
-const userPageAfter = compiledStatement((em, v: UserPosition & { fetch: number }) => userPageQuery(em, { createdAt: v.createdAt, id: v.id }, v.fetch));
+const firstUserPage = prepared('users_first_page', (db, $: Placeholder<{ fetch: number }>) =>
+  db.selectFrom('users').selectAll('users').select(withGrants).orderBy('users.createdAt').orderBy('users.id').limit($('fetch')),
+);
+const userPageAfter = prepared('users_page_after', (db, $: Placeholder<UserPosition & { fetch: number }>) =>
+  db
+    .selectFrom('users')
+    .selectAll('users')
+    .select(withGrants)
+    .where((eb) => eb(eb.refTuple('users.createdAt', 'users.id'), '>', eb.tuple($('createdAt'), $('id'))))
+    .orderBy('users.createdAt')
+    .orderBy('users.id')
+    .limit($('fetch')),
+);
 
 /** One page in the order (created_at, id), starting after `after` when given. */
 export async function userPage(em: EntityManager, after: UserPosition | null, fetch: number): Promise<UserWithGrants[]> {
