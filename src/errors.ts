@@ -404,7 +404,7 @@ function databaseErrorOf(error: unknown): ApiError | undefined {
     return mapped?.() ?? ApiError.duplicate('resource already exists');
   }
   if (UNAVAILABLE_SQLSTATES.has(fields.sqlState) || fields.sqlState.startsWith('08')) return ApiError.unavailable(undefined, { cause: error, retryAfter: 1 });
-  // The statement is prepared again under a new name for the next call (db/compiled.ts): a retry succeeds.
+  // A prepared statement goes out under a new name on its next call (db/prepared.ts): a retry succeeds.
   if (isStalePlan(error)) return ApiError.unavailable(undefined, { cause: error, retryAfter: 1 });
   return ApiError.persistence(error);
 }

@@ -5,7 +5,7 @@ import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { type Deps } from './context/deps.ts';
 import { openDatabase, type Database } from './db/database.ts';
-import { loadSecret } from './db/secret.ts';
+import { loadSecret } from './services/settings/store.ts';
 import { loadProviderCatalogue } from './data/providerCatalogue.ts';
 import { DASHBOARD_DIR, loadDashboard } from './dashboard/assets.ts';
 import { nativePool } from './db/pool.ts';

@@ -11,10 +11,8 @@ export async function nativePool(source: MikroORM | EntityManager): Promise<Pool
 
 /**
  * Resolves once no connection of `pool` is checked out or being opened (or after `withinMs`). Kysely's
- * PostgresDriver.destroy() (0.29) drops its pool reference before pool.end(); a connection that was still
- * being opened then reaches acquireConnection(), which reads the dropped reference and throws, so the
- * connection is never released and pool.end() never resolves. Once the pool is idle, work that still
- * starts takes an idle connection, which the driver does not read the pool for.
+ * PostgresDriver.destroy() (0.29) drops its pool before pool.end(), so a connection still being opened then
+ * fails in acquireConnection(), is never released, and pool.end() never resolves. An idle pool has none.
  */
 export async function untilPoolIdle(pool: Pool, withinMs: number): Promise<void> {
   for (const until = Date.now() + withinMs; pool.totalCount > pool.idleCount && Date.now() < until; ) {

@@ -1,80 +1,47 @@
-// Runs a compiled statement marked to run prepared (statementNames.ts): on the transaction's connection, or straight on the pool.
+// The hot reads PostgreSQL plans once per connection: pg's named statements, written with the typed Kysely view.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import { DefaultQueryExecutor, PostgresAdapter, PostgresQueryCompiler, sql, type Compilable, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
 import type { Pool, QueryResultRow } from 'pg';
-import { EntityResultPlugin, kysely, type DB } from './kysely.ts';
+import { isStalePlan } from '../errors.ts';
+import { kysely, propertyNames, type DB } from './kysely.ts';
 import { nativePool } from './pool.ts';
 
+/** `$('name')`: where the statement takes the value `name`, typed as that value. */
+export type Placeholder<V> = <K extends keyof V & string>(name: K) => RawBuilder<V[K]>;
+
 /**
- * Runs a compiled statement marked by preparedText (statementNames.ts), which the pool's clients send as a
- * named prepared statement. Inside a transaction it runs on the transaction's connection like any query of
- * the ORM. Outside one it goes straight to the pool: the ORM's connection handling costs more than a small
- * statement. Rows are converted by the same plugin as any Kysely query (Dates, property names).
+ * `prepared('session_lookup', (db, $: Placeholder<{ tokenHash: string }>) => db.selectFrom(…).where('tokenHash', '=', $('tokenHash')))`
+ * writes the statement once, `$1`, `$2` … where its values go, and returns `(em, values) => rows`. Outside a transaction it goes
+ * out as pg's `{ name, text, values }`, parsed and planned once per pooled connection instead of on every call; inside one it runs
+ * unnamed on the transaction's connection, whose pg client Kysely does not hand out.
  */
-export async function executePrepared<R>(em: EntityManager, query: CompiledQuery<R>): Promise<QueryResult<R>> {
-  if (em.isInTransaction()) return transactionKysely(em).executeQuery(query);
-  const prepared = await preparedKysely(em);
-  return prepared.withPlugin(new EntityResultPlugin(em)).executeQuery(query);
-}
-
-// By transaction: wrapping one in a plugin builds a new Kysely transaction object (~10 µs), once is enough.
-const byTransaction = new WeakMap<object, Kysely<DB>>();
-
-function transactionKysely(em: EntityManager): Kysely<DB> {
-  const transaction = em.getKysely<DB>();
-  let wrapped = byTransaction.get(transaction);
-  if (!wrapped) byTransaction.set(transaction, (wrapped = kysely(em)));
-  return wrapped;
-}
-
-// By pool: the ORM's connection makes a new one if it is ever closed and opened again.
-const byPool = new WeakMap<Pool, Kysely<DB>>();
-
-async function preparedKysely(em: EntityManager): Promise<Kysely<DB>> {
-  const pool = await nativePool(em);
-  let prepared = byPool.get(pool);
-  if (!prepared) {
-    prepared = new Kysely<DB>({ dialect: poolDialect(pool) });
-    byPool.set(pool, prepared);
-  }
-  return prepared;
-}
-
-function poolDialect(pool: Pool) {
-  const connection = new PooledStatements(pool);
-  const driver: Driver = {
-    init: async () => {},
-    acquireConnection: async () => connection,
-    // Only single statements come here: a transaction goes through the ORM's own connection (above).
-    beginTransaction: async () => Promise.reject(new Error('pooled statements run outside transactions')),
-    commitTransaction: async () => {},
-    rollbackTransaction: async () => {},
-    releaseConnection: async () => {},
-    // The pool is the ORM's; it closes it.
-    destroy: async () => {},
-  };
-  return {
-    createDriver: () => driver,
-    createQueryCompiler: () => new PostgresQueryCompiler(),
-    createAdapter: () => new PostgresAdapter(),
-    createIntrospector: (db: Kysely<unknown>) => new PostgresIntrospector(db),
+export function prepared<V extends Record<string, unknown>, R>(name: string, build: (db: Kysely<DB>, $: Placeholder<V>) => Compilable<R>) {
+  const order: (keyof V & string)[] = [];
+  let statement: CompiledQuery<R> | undefined;
+  let generation = 0;
+  const onPool = async (em: EntityManager, query: CompiledQuery<R>, as: number) =>
+    (await named(await nativePool(em), `${name}_${String(as)}`).executeQuery<R>(query)).rows;
+  return async (em: EntityManager, values: V): Promise<R[]> => {
+    statement ??= build(kysely(em), (key) => sql.raw(`$${String(order.includes(key) ? order.indexOf(key) + 1 : order.push(key))}`)).compile();
+    // A value Kysely made a parameter itself would be numbered over a placeholder, and fixed at its first value.
+    if (statement.parameters.length > 0) throw new Error(`prepared statement ${name}: every value must be a placeholder ($)`);
+    const query: CompiledQuery<R> = { ...statement, parameters: order.map((key) => values[key]) };
+    if (em.isInTransaction()) return (await kysely(em).executeQuery<R>(query)).rows;
+    const tried = generation;
+    return onPool(em, query, tried).catch((error: unknown) => {
+      if (!isStalePlan(error)) throw error;
+      // A migration changed its result and PostgreSQL refused the old plan, unrun: prepared again under the next name.
+      if (generation === tried) generation += 1;
+      return onPool(em, query, generation);
+    });
   };
 }
 
-/** Each query on whichever pooled connection is free (pool.query): one round trip, no connection held. */
-class PooledStatements implements DatabaseConnection {
-  readonly #pool: Pool;
-
-  constructor(pool: Pool) {
-    this.#pool = pool;
-  }
-
-  // Callers read `rows` (compiledStatement returns only those), so pg's result passes as it is.
-  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    return this.#pool.query<R & QueryResultRow>(query.sql, [...query.parameters]);
-  }
-
-  streamQuery(): AsyncIterableIterator<never> {
-    throw new Error('pooled statements are not streamed');
-  }
+/** Kysely's executor (rows get property names as any query's) on the pool, sending every statement as `name`. */
+function named(pool: Pool, name: string): DefaultQueryExecutor {
+  const connection = {
+    executeQuery: <O>(query: CompiledQuery) => pool.query<O & QueryResultRow>({ name, text: query.sql, values: [...query.parameters] }),
+    streamQuery: (): never => { throw new Error('prepared statements are not streamed'); },
+  };
+  return new DefaultQueryExecutor(new PostgresQueryCompiler(), new PostgresAdapter(), { provideConnection: (use) => use(connection) }, [propertyNames]);
 }

@@ -6,7 +6,7 @@ import type { TestProject } from 'vitest/node';
 import pg from 'pg';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { startEmbeddedPostgres } from '../../src/db/embedded.ts';
-import { migrateWithLock } from '../../src/db/migrate.ts';
+import { migrateWithLock } from '../../src/db/database.ts';
 import { ormOptions } from '../../src/db/ormConfig.ts';
 import { ensureDashboard } from '../../scripts/web.ts';
 

@@ -1,9 +1,8 @@
 // What the pg clients send: for tests that count or inspect the statements an operation runs.
 import pg from 'pg';
 import { vi } from 'vitest';
-import { preparedNameOf } from '../../src/db/statementNames.ts';
 
-/** A statement as written: the name comment of one marked to run prepared is left out (`named` says it ran so). */
+/** A statement as sent: its text, and whether it went out as a named (prepared) statement. */
 export type SentStatement = { text: string; named: boolean };
 
 /**
@@ -29,10 +28,5 @@ export async function statementsDuring(run: () => Promise<void>): Promise<SentSt
 function statementOf(sent: unknown): SentStatement[] {
   if (typeof sent === 'string') return [{ text: sent, named: false }];
   if (typeof sent !== 'object' || sent === null || !('text' in sent)) return [];
-  return [{ text: withoutName(String(sent.text)), named: 'name' in sent && typeof sent.name === 'string' }];
-}
-
-function withoutName(text: string): string {
-  const name = preparedNameOf(text);
-  return name === undefined ? text : text.slice(`/* ${name} */ `.length);
+  return [{ text: String(sent.text), named: 'name' in sent && typeof sent.name === 'string' }];
 }

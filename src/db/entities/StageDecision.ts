@@ -9,7 +9,7 @@ export const StageDecisionSchema = defineEntity({
   tableName: 'stage_decisions',
   properties: {
     // A sequence gives the decision order even when two decisions share a millisecond.
-    id: p.bigint('string').primary().autoincrement(),
+    id: p.bigint('number').primary().autoincrement(),
     taskId: p.string().length(128),
     stageName: p.string().length(128),
     // Held to VERDICTS by the check constraint below.

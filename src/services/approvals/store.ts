@@ -2,7 +2,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ExpressionBuilder, Insertable } from 'kysely';
 import type { ApprovalStatus, RiskLevel } from '../../contracts/values.ts';
-import { compiledStatement } from '../../db/compiled.ts';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
 
 /** An approval as stored: timestamps are Dates, metadata an object. */
@@ -36,10 +35,8 @@ export async function insertApproval(em: EntityManager, approval: NewApproval): 
 }
 
 export async function findApproval(em: EntityManager, id: string): Promise<StoredApproval | undefined> {
-  return (await approvalById(em, { id }))[0];
+  return kysely(em).selectFrom('approvals').selectAll().where('id', '=', id).executeTakeFirst();
 }
-
-const approvalById = compiledStatement((em, v: { id: string }) => kysely(em).selectFrom('approvals').selectAll().where('id', '=', v.id));
 
 export type ApprovalsQuery = {
   now: Date;
@@ -74,19 +71,17 @@ export type Decision = Required<Pick<NewApproval, 'decidedAt' | 'decidedById' | 
  * Returns the decided row, or undefined when another decision or the deadline got there first.
  */
 export async function decideIfPending(em: EntityManager, id: string, decision: Decision, now: Date): Promise<StoredApproval | undefined> {
-  return (await decideRow(em, { ...decision, id, now }))[0];
-}
-
-const decideRow = compiledStatement((em, v: Decision & { id: string; now: Date }) =>
-  kysely(em)
+  const { status, decidedAt, decidedById, decidedBy, decisionReason } = decision;
+  return kysely(em)
     .updateTable('approvals')
-    .set({ status: v.status, decidedAt: v.decidedAt, decidedById: v.decidedById, decidedBy: v.decidedBy, decisionReason: v.decisionReason })
-    .where('id', '=', v.id)
-    .where((eb) => decidable(eb, v.now))
+    .set({ status, decidedAt, decidedById, decidedBy, decisionReason })
+    .where('id', '=', id)
+    .where((eb) => decidable(eb, now))
     // Nobody decides their own request.
-    .where('requestedById', '<>', v.decidedById)
-    .returningAll(),
-);
+    .where('requestedById', '<>', decidedById)
+    .returningAll()
+    .executeTakeFirst();
+}
 
 /** Writes the given approvals expired if they are overdue at `now`; decided ones are left alone. */
 export async function expireIfOverdue(em: EntityManager, ids: readonly string[], now: Date): Promise<StoredApproval[]> {

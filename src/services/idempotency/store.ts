@@ -53,7 +53,9 @@ export async function findKey(em: EntityManager, userId: string, key: string): P
 
 /** Stores the first result; runs in the transaction of the change itself, so both commit or neither. */
 export async function completeKey(em: EntityManager, userId: string, key: string, response: unknown): Promise<void> {
-  await kysely(em).updateTable('idempotency_keys').set({ response }).where('userId', '=', userId).where('key', '=', key).execute();
+  // Encoded here, as pg would send an array as a PostgreSQL array and a string as bare text; null stays SQL NULL.
+  const json = response == null ? null : JSON.stringify(response);
+  await kysely(em).updateTable('idempotency_keys').set({ response: json }).where('userId', '=', userId).where('key', '=', key).execute();
 }
 
 /** Gives a failed request's key back, so a corrected retry with the same key runs. */

@@ -71,8 +71,8 @@ export async function readCompany(em: EntityManager): Promise<CompanyRecord | un
     .selectFrom('setup_state')
     .select(['companyName', 'companyDescription', 'templateName'])
     .select((eb) => [
-      eb.selectFrom('setup_agents').select((agents) => agents.fn.countAll().as('n')).as('agentCount'),
-      eb.selectFrom('setup_agents').select((agents) => agents.fn.count('department').distinct().as('n')).as('departmentCount'),
+      eb.selectFrom('setup_agents').select((agents) => agents.fn.countAll<number>().as('n')).as('agentCount'),
+      eb.selectFrom('setup_agents').select((agents) => agents.fn.count<number>('department').distinct().as('n')).as('departmentCount'),
     ])
     .where('id', '=', STATE_ID)
     .executeTakeFirst();
@@ -81,9 +81,9 @@ export async function readCompany(em: EntityManager): Promise<CompanyRecord | un
     companyName: row.companyName,
     companyDescription: row.companyDescription,
     templateName: row.templateName,
-    // count() is a bigint, which the driver hands over as a string.
-    agentCount: Number(row.agentCount),
-    departmentCount: Number(row.departmentCount),
+    // A scalar subquery is null to the type system; a count always has its row.
+    agentCount: row.agentCount ?? 0,
+    departmentCount: row.departmentCount ?? 0,
   };
 }
 
@@ -130,9 +130,9 @@ export async function agentNames(em: EntityManager): Promise<string[]> {
 export async function agentCount(em: EntityManager): Promise<number> {
   const row = await kysely(em)
     .selectFrom('setup_agents')
-    .select((eb) => eb.fn.countAll().as('n'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return row.n;
 }
 
 /** Appends agents at positions `from`, `from + 1`, ... in one statement. */
