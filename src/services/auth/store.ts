@@ -56,16 +56,6 @@ export async function insertSession(em: EntityManager, session: NewSession, refr
 
 type NewSession = Omit<StoredSession, 'revokedAt' | 'revokedReason'>;
 
-/** Moves an access token's expiry, never past the session's absolute lifetime or its refresh window. */
-export async function extendSession(em: EntityManager, tokenHash: string, expiresAt: Date): Promise<void> {
-  await kysely(em)
-    .updateTable('sessions')
-    .set((eb) => ({ expiresAt: eb.fn<Date>('least', [eb.val(expiresAt), eb.ref('absoluteExpiresAt'), eb.ref('refreshExpiresAt')]) }))
-    .where('tokenHash', '=', tokenHash)
-    .where('revokedAt', 'is', null)
-    .execute();
-}
-
 export async function touchSession(em: EntityManager, id: string, now: Date): Promise<void> {
   await kysely(em).updateTable('sessions').set({ lastActiveAt: now }).where('id', '=', id).execute();
 }
