@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.ts';
 import { Username } from './usernames.ts';
 import { ORG_ROLES, ROLES } from './roles.ts';
+import { UserKindSchema } from './users.ts';
+import { ApiKeyInfo } from './apiKeys.ts';
 
 // Annotations for the OpenAPI document only; validation stays as written.
 const uuid = { format: 'uuid' } as const;
@@ -27,9 +29,12 @@ export const UserInfoResponse = z
     id: z.string().meta(uuid),
     username: z.string(),
     role: z.enum(ROLES),
+    kind: UserKindSchema,
     must_change_password: z.boolean(),
+    mfa_enabled: z.boolean().describe('Two-factor authentication is on.'),
     org_roles: z.array(z.string()).meta({ items: { type: 'string', enum: [...ORG_ROLES] } }).describe('Organization roles held, sorted.'),
     scoped_departments: z.array(z.string()),
+    api_key: ApiKeyInfo.optional(),
   })
   .meta({ id: 'UserInfoResponse' });
 export type UserInfoResponse = z.infer<typeof UserInfoResponse>;

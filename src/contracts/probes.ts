@@ -22,6 +22,7 @@ export const CapabilitiesResponse = z
     metrics: z.boolean().describe('A Prometheus /metrics endpoint is served.'),
     docs: z.boolean().describe('The reference UI at /docs is served.'),
     dashboard: z.boolean().describe('The web dashboard is served at /.'),
+    api_keys: z.boolean().describe('Service accounts and API keys (`Authorization: Bearer aok_…`) are served.'),
   })
   .meta({ id: 'CapabilitiesResponse' });
 export type CapabilitiesResponse = z.infer<typeof CapabilitiesResponse>;

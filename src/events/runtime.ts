@@ -5,7 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import type { Metrics } from '../metrics/registry.ts';
-import type { Role } from '../contracts/roles.ts';
+import { apiKeyStates } from '../services/apiKeys/resolve.ts';
 import { redeemTicket, ticketIsRedeemable } from '../services/auth/wsTickets.ts';
 import type { Viewer } from './access.ts';
 import { EventHub } from './hub.ts';
@@ -23,6 +23,7 @@ import {
 } from './store.ts';
 import { EventStream, type Outlet } from './stream.ts';
 import type { Clock } from '../contracts/clock.ts';
+import type { Actor } from '../contracts/actor.ts';
 
 /** Intervals and limits; the defaults are CONTRACT §4.8's, tests shorten them. */
 export type EventsTimings = {
@@ -83,7 +84,7 @@ export interface LiveEvents {
   publish(): Promise<number>;
   admitTicket(em: EntityManager, ticket: string): Promise<Admission>;
   ticketIsRedeemable(em: EntityManager, ticket: string): Promise<boolean>;
-  admitSession(em: EntityManager, actor: { userId: string; sessionId: string; username: string; role: Role; mustChangePassword: boolean }): Promise<Admission>;
+  admitActor(em: EntityManager, actor: Actor): Promise<Admission>;
   attach(admission: Admission, outlet: Outlet): EventStream;
   releaseAdmission(admission: Admission): void;
   shutdownStreams(): void;
@@ -210,7 +211,14 @@ export class EventsRuntime implements LiveEvents {
       const now = this.deps.clock.now();
       const holder = await redeemTicket({ em: tx, clock: this.deps.clock }, ticket);
       if (!holder) throw ApiError.unauthorized('invalid, expired or already used ticket');
-      const viewer: Viewer = { userId: holder.userId, sessionId: holder.sessionId, role: holder.role, mustChangePassword: holder.mustChangePassword, deleted: false };
+      const viewer: Viewer = {
+        userId: holder.userId,
+        sessionId: holder.sessionId,
+        apiKey: holder.apiKey,
+        role: holder.role,
+        mustChangePassword: holder.mustChangePassword,
+        deleted: false,
+      };
       return { streamId: await this.takeSlot(tx, viewer, now), viewer, username: holder.username };
     });
   }
@@ -220,10 +228,11 @@ export class EventsRuntime implements LiveEvents {
     return ticketIsRedeemable({ em, clock: this.deps.clock }, ticket);
   }
 
-  /** Takes a stream slot for an authenticated session (the tRPC subscription). */
-  async admitSession(em: EntityManager, actor: { userId: string; sessionId: string; username: string; role: Role; mustChangePassword: boolean }): Promise<Admission> {
+  /** Takes a stream slot for an authenticated session or API key (the tRPC subscription). */
+  async admitActor(em: EntityManager, actor: Actor): Promise<Admission> {
     return em.transactional(async (tx) => {
-      const viewer: Viewer = { userId: actor.userId, sessionId: actor.sessionId, role: actor.role, mustChangePassword: actor.mustChangePassword, deleted: false };
+      const apiKey = actor.apiKey ? { id: actor.apiKey.id, scopes: actor.apiKey.scopes } : null;
+      const viewer: Viewer = { userId: actor.userId, sessionId: actor.sessionId, apiKey, role: actor.role, mustChangePassword: actor.mustChangePassword, deleted: false };
       return { streamId: await this.takeSlot(tx, viewer, this.deps.clock.now()), viewer, username: actor.username };
     });
   }
@@ -232,7 +241,8 @@ export class EventsRuntime implements LiveEvents {
     const id = randomUUID();
     const max = this.deps.config.eventsMaxStreamsPerUser;
     const staleBefore = new Date(now.getTime() - this.timings.registryStaleMs);
-    const admitted = await registerStream(tx, { id, userId: viewer.userId, sessionId: viewer.sessionId, instanceId: this.instanceId }, { now, staleBefore, max });
+    const stream = { id, userId: viewer.userId, sessionId: viewer.sessionId, apiKeyId: viewer.apiKey?.id ?? null, instanceId: this.instanceId };
+    const admitted = await registerStream(tx, stream, { now, staleBefore, max });
     if (!admitted) throw ApiError.rateLimited(5002, 1, `at most ${String(max)} open event streams per user`);
     return id;
   }
@@ -327,9 +337,23 @@ export class EventsRuntime implements LiveEvents {
   private async sweepSessions(): Promise<void> {
     if (this.streams.size === 0) return;
     const bySession = new Map<string, EventStream[]>();
-    for (const stream of this.streams.keys()) bySession.set(stream.sessionId, [...(bySession.get(stream.sessionId) ?? []), stream]);
+    const byKey = new Map<string, EventStream[]>();
+    for (const stream of this.streams.keys()) {
+      const { sessionId, apiKeyId } = stream;
+      if (sessionId !== null) bySession.set(sessionId, [...(bySession.get(sessionId) ?? []), stream]);
+      else if (apiKeyId !== null) byKey.set(apiKeyId, [...(byKey.get(apiKeyId) ?? []), stream]);
+    }
     const asOf = this.hub.position;
-    const states = await sessionStates(this.deps.orm.em.fork(), [...bySession.keys()], this.deps.clock.now());
+    const now = this.deps.clock.now();
+    const em = this.deps.orm.em.fork();
+    // A key's revocation records no event (CONTRACT §4.8 has none), so for a key's stream this sweep is what
+    // closes it, within a second on whichever instance serves it; so does its user's deletion.
+    const [sessions, keys] = await Promise.all([sessionStates(em, [...bySession.keys()], now), apiKeyStates(em.fork(), [...byKey.keys()], now)]);
+    const states = [
+      ...sessions.map((s) => ({ streams: bySession.get(s.sessionId) ?? [], ended: s.ended, role: s.role, mustChangePassword: s.mustChangePassword })),
+      // The must-change-password gate does not concern keys (CONTRACT §3.5).
+      ...keys.map((k) => ({ streams: byKey.get(k.apiKeyId) ?? [], ended: k.ended, role: k.role, mustChangePassword: false })),
+    ];
     if (states.some((s) => s.ended)) {
       // An ending committed with its event: publish and read the outbox first, so that the event is sent
       // before the close even when the sweep saw the revocation before its publication.
@@ -337,7 +361,7 @@ export class EventsRuntime implements LiveEvents {
       await this.hub.catchUp();
     }
     for (const state of states) {
-      for (const stream of bySession.get(state.sessionId) ?? []) {
+      for (const stream of state.streams) {
         if (stream.isClosed) continue;
         if (state.ended || state.role === null) stream.endSession();
         else stream.refresh({ role: state.role, mustChangePassword: state.mustChangePassword }, asOf);

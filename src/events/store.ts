@@ -102,7 +102,8 @@ export async function purgeEventsBefore(em: EntityManager, cutoff: Date): Promis
   });
 }
 
-export type StreamRecord = { id: string; userId: string; sessionId: string; instanceId: string };
+/** An open stream: the session it acts as, or else its API key. */
+export type StreamRecord = { id: string; userId: string; sessionId: string | null; apiKeyId: string | null; instanceId: string };
 
 /**
  * Registers an open stream if its user has fewer than `max` live ones (on any instance); false when the

@@ -56,8 +56,14 @@ export class EventStream implements Subscriber {
     return this.viewer.userId;
   }
 
-  get sessionId(): string {
+  /** The session the stream acts as; null for a key's. */
+  get sessionId(): string | null {
     return this.viewer.sessionId;
+  }
+
+  /** The API key the stream acts as; null for a session's. */
+  get apiKeyId(): string | null {
+    return this.viewer.apiKey?.id ?? null;
   }
 
   get isClosed(): boolean {
@@ -151,7 +157,7 @@ export class EventStream implements Subscriber {
     this.viewerAsOf = asOf;
   }
 
-  /** The session ended without an event reaching this stream (e.g. a revocation recorded no event). */
+  /** The session or key ended without an event reaching this stream (e.g. a revocation recorded no event). */
   endSession(): void {
     if (this.closed) return;
     this.close();

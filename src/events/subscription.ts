@@ -9,9 +9,9 @@ import type { EventStream, Outlet } from './stream.ts';
 import type { Actor } from '../contracts/actor.ts';
 
 /**
- * Opens a stream for the signed-in session: takes a slot under the per-user cap (429/5002), replays the
+ * Opens a stream for the signed-in session or API key (with `events:read`): takes a slot under the per-user cap (429/5002), replays the
  * events after `lastEventId` (409/4000 when they are no longer retained), then follows live events. A
- * revoked session ends it with 401/1002; a subscriber that falls 1 MiB behind, or a stopping server,
+ * revoked session or key (or its user's deletion) ends it with 401/1002; a subscriber that falls 1 MiB behind, or a stopping server,
  * ends it without an error event, so the client's EventSource reconnects with its last id.
  */
 export async function subscribeEvents(
@@ -20,7 +20,7 @@ export async function subscribeEvents(
   input: { channels: Channel[]; lastEventId?: string | null | undefined },
   signal: AbortSignal | undefined,
 ): Promise<AsyncGenerator<TrackedEnvelope<LiveEvent>, void, unknown>> {
-  const admission = await events.admitSession(em, actor);
+  const admission = await events.admitActor(em, actor);
   const queue = new SubscriptionQueue(MAX_UNSENT_BYTES, events.metrics);
   const stream = events.attach(admission, queue);
   const since = input.lastEventId === undefined || input.lastEventId === null ? undefined : Number(input.lastEventId);

@@ -22,6 +22,8 @@ export const OperationId = z.enum([
   'setup.agent',
   'setup.complete',
   'reviews.decide_stage',
+  'api_keys.create',
+  'api_keys.revoke',
 ]);
 export type OperationId = z.infer<typeof OperationId>;
 
@@ -78,6 +80,8 @@ export const OPERATION_POLICIES: Readonly<Record<OperationId, OperationPolicy>> 
   'setup.agent': op(30, MINUTE, 'user'),
   'setup.complete': op(5, 3600, 'user', true),
   'reviews.decide_stage': op(50, MINUTE, 'user'),
+  'api_keys.create': op(10, MINUTE, 'user'),
+  'api_keys.revoke': op(30, MINUTE, 'user'),
 });
 
 export const GLOBAL_POLICIES: Readonly<Record<GlobalBucket, WindowPolicy>> = Object.freeze({

@@ -1,5 +1,6 @@
 // The application router: every procedure of every area, the AppRouter type the dashboard imports, createCaller.
 import { createCallerFactory, router } from '../trpc.ts';
+import { apiKeysRouter } from './apiKeys/router.ts';
 import { approvalsRouter } from './approvals/router.ts';
 import { authRouter } from './auth/router.ts';
 import { eventsRouter } from './events/router.ts';
@@ -16,6 +17,7 @@ export const appRouter = router({
   approvals: approvalsRouter,
   reviews: reviewsRouter,
   events: eventsRouter,
+  apiKeys: apiKeysRouter,
 });
 
 export type AppRouter = typeof appRouter;

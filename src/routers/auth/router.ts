@@ -127,6 +127,7 @@ export const authRouter = router({
 
   me: authedProcedure
     .meta({
+      apiKey: 'unscoped',
       openapi: { method: 'GET', path: '/auth/me', tags, summary: 'The signed-in user' },
       allowPendingPasswordChange: true,
     })
@@ -135,6 +136,7 @@ export const authRouter = router({
 
   wsTicket: authedProcedure
     .meta({
+      apiKey: 'events:read',
       openapi: { method: 'POST', path: '/auth/ws-ticket', tags, summary: 'A one-time WebSocket ticket, valid 30 s' },
       errors: { 4000: 'The user already holds 5 unredeemed tickets.' },
       limits: { op: 'auth.ws_ticket' },

@@ -5,6 +5,7 @@ import { SubscribeEventsInput } from '../../contracts/events.ts';
 
 export const eventsRouter = router({
   subscribe: authedProcedure
+    .meta({ apiKey: 'events:read' })
     .input(SubscribeEventsInput)
     .subscription(({ ctx, input, signal }) => subscribeEvents({ em: ctx.em, events: ctx.deps.events }, ctx.actor, input, signal)),
 });

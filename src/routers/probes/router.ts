@@ -19,7 +19,7 @@ export const probesRouter = router({
     .query(({ ctx }) => probes.readiness({ orm: ctx.deps.orm, logger: ctx.deps.logger, startedAt: ctx.deps.startedAt })),
 
   capabilities: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/capabilities', tags: ['probes'], summary: 'Optional subsystems wired in this deployment' } })
+    .meta({ apiKey: 'unscoped', openapi: { method: 'GET', path: '/capabilities', tags: ['probes'], summary: 'Optional subsystems wired in this deployment' } })
     .output(CapabilitiesResponse)
     .query(({ ctx }) =>
       capabilities({ limiter: ctx.deps.limiter, dashboard: ctx.deps.dashboard, events: ctx.deps.events, metricsEnabled: ctx.deps.config.metricsEnabled }),

@@ -7,6 +7,7 @@ import { DecideStageInput, ListStagesInput, StageDecisionResponse } from '../../
 export const reviewsRouter = router({
   decideStage: writerProcedure
     .meta({
+      apiKey: 'reviews:write',
       openapi: {
         method: 'POST',
         path: '/reviews/{task_id}/stages/{stage_name}/decide',
@@ -27,6 +28,7 @@ export const reviewsRouter = router({
 
   listStages: authedProcedure
     .meta({
+      apiKey: 'reviews:read',
       openapi: {
         method: 'GET',
         path: '/reviews/{task_id}/stages',

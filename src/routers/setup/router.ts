@@ -45,17 +45,17 @@ export const setupRouter = router({
     .query(({ ctx }) => setupStatus({ em: ctx.em, providers: ctx.deps.providers })),
 
   templates: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/setup/templates', tags, summary: 'The builtin company templates' } })
+    .meta({ apiKey: 'setup:read', openapi: { method: 'GET', path: '/setup/templates', tags, summary: 'The builtin company templates' } })
     .output(TemplateList)
     .query(() => listTemplates()),
 
   providers: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/setup/providers', operationId: 'setup_listProviders', tags, summary: 'The provider catalogue: valid model_provider and model_id values' } })
+    .meta({ apiKey: 'setup:read', openapi: { method: 'GET', path: '/setup/providers', operationId: 'setup_listProviders', tags, summary: 'The provider catalogue: valid model_provider and model_id values' } })
     .output(SetupProvidersResponse)
     .query(({ ctx }) => listProviders({ providers: ctx.deps.providers })),
 
   getCompany: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/setup/company', tags, summary: 'The company as last created' }, errors: { 3000: 'No company has been created yet.' } })
+    .meta({ apiKey: 'setup:read', openapi: { method: 'GET', path: '/setup/company', tags, summary: 'The company as last created' }, errors: { 3000: 'No company has been created yet.' } })
     .output(SetupCompanyInfoResponse)
     .query(({ ctx }) => getCompany({ em: ctx.em })),
 
@@ -89,7 +89,7 @@ export const setupRouter = router({
     ),
 
   listAgents: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/setup/agents', tags, summary: 'The roster, by agent_index' }, rest: { list: true } })
+    .meta({ apiKey: 'setup:read', openapi: { method: 'GET', path: '/setup/agents', tags, summary: 'The roster, by agent_index' }, rest: { list: true } })
     .input(AgentListInput)
     .output(AgentPage)
     .query(({ ctx, input }) => agents.listAgents({ em: ctx.em, secret: ctx.deps.secret }, input)),
@@ -125,12 +125,12 @@ export const setupRouter = router({
     .mutation(({ ctx, input }) => agents.updateAgentPersonality({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input)),
 
   availableLocales: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/setup/name-locales/available', tags, summary: 'Every name locale, by region' } })
+    .meta({ apiKey: 'setup:read', openapi: { method: 'GET', path: '/setup/name-locales/available', tags, summary: 'Every name locale, by region' } })
     .output(AvailableLocalesResponse)
     .query(() => locales.availableLocales()),
 
   getLocales: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/setup/name-locales', tags, summary: 'The chosen name locales' } })
+    .meta({ apiKey: 'setup:read', openapi: { method: 'GET', path: '/setup/name-locales', tags, summary: 'The chosen name locales' } })
     .output(SetupNameLocalesResponse)
     .query(({ ctx }) => locales.getLocales({ em: ctx.em })),
 
@@ -144,7 +144,7 @@ export const setupRouter = router({
     .mutation(({ ctx, input }) => locales.setLocales({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input)),
 
   personalityPresets: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/setup/personality-presets', tags, summary: 'The personality presets, by name' }, rest: { list: true } })
+    .meta({ apiKey: 'setup:read', openapi: { method: 'GET', path: '/setup/personality-presets', tags, summary: 'The personality presets, by name' }, rest: { list: true } })
     .input(PresetListInput)
     .output(PresetPage)
     .query(({ ctx, input }) => listPersonalityPresets({ secret: ctx.deps.secret }, input)),

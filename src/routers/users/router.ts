@@ -22,6 +22,7 @@ const NO_USER = 'No user has this id.';
 export const usersRouter = router({
   list: authedProcedure
     .meta({
+      apiKey: 'users:read',
       openapi: { method: 'GET', path: '/users', tags, summary: 'List users, oldest first (created_at, id)' },
       rest: { list: true },
     })
@@ -31,6 +32,7 @@ export const usersRouter = router({
 
   get: authedProcedure
     .meta({
+      apiKey: 'users:read',
       openapi: { method: 'GET', path: '/users/{user_id}', tags, summary: 'Get a user' },
       rest: { etag: true },
       errors: { 3000: NO_USER },

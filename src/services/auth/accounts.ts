@@ -27,9 +27,32 @@ export async function createAccount(
     usernameSkeleton: usernameSkeletonKey(username),
     passwordHash,
     role: input.role,
+    kind: 'human',
     mustChangePassword: input.mustChangePassword,
     // A password someone else chose for the user is temporary: it expires (CONTRACT §3.7).
     temporaryPasswordSetAt: input.mustChangePassword ? now : null,
+    createdAt: now,
+    updatedAt: now,
+  });
+}
+
+/**
+ * A service account (CONTRACT §3.5): a user that is a program, with no password (nothing can sign in as it)
+ * and nothing to change first; it acts only through API keys. Names are unique across both kinds.
+ */
+export async function createServiceAccount({ em, clock }: { em: EntityManager; clock: Clock }, input: { username: string; role: Role }): Promise<StoredUser> {
+  const username = input.username.trim().normalize('NFC');
+  const now = clock.now();
+  return insertUser(em, {
+    id: randomUUID(),
+    username,
+    usernameKey: usernameKey(username),
+    usernameSkeleton: usernameSkeletonKey(username),
+    passwordHash: null,
+    role: input.role,
+    kind: 'service',
+    mustChangePassword: false,
+    temporaryPasswordSetAt: null,
     createdAt: now,
     updatedAt: now,
   });

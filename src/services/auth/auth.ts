@@ -9,6 +9,7 @@ import * as users from '../users/store.ts';
 import { toUserResponse } from '../users/users.ts';
 import { createAccount } from './accounts.ts';
 import { withCsrfToken } from './csrf.ts';
+import { sessionOf } from './guards.ts';
 import { beginLoginAttempt, recordLoginSuccess, type LoginThrottle } from './loginThrottle.ts';
 import { assertPasswordPolicy, dummyVerify, hashPassword, needsRehash, temporaryPasswordExpired, verifyPassword } from './passwords.ts';
 import {
@@ -50,12 +51,15 @@ export type SignIn = WithTokens<CookieSessionResponse>;
 type Sessions = { em: EntityManager; clock: Clock; config: SessionSettings; secret: Buffer };
 
 /** The one mapping to UserInfoResponse, from a stored user (with its grants summarised) or the request's actor. */
-function toUserInfo(user: Pick<Actor, 'username' | 'role' | 'mustChangePassword' | 'orgRoles' | 'scopedDepartments'> & { id: string }): UserInfoResponse {
+function toUserInfo(user: Pick<Actor, 'username' | 'role' | 'kind' | 'mustChangePassword' | 'orgRoles' | 'scopedDepartments'> & { id: string }): UserInfoResponse {
   return {
     id: user.id,
     username: user.username,
     role: user.role,
+    kind: user.kind,
     must_change_password: user.mustChangePassword,
+    // Two-factor authentication is not offered yet (CONTRACT §3.6 comes later): nobody has it on.
+    mfa_enabled: false,
     org_roles: user.orgRoles,
     scoped_departments: user.scopedDepartments,
   };
@@ -79,7 +83,7 @@ function signIn(secret: Buffer, user: users.UserWithGrants, issued: IssuedSessio
   };
 }
 
-function toSessionResponse(session: store.LiveSession, currentSessionId: string): SessionResponse {
+function toSessionResponse(session: store.LiveSession, currentSessionId: string | null): SessionResponse {
   return {
     session_id: session.id,
     user_id: session.userId,
@@ -132,18 +136,20 @@ export async function login(
   // Counted as a failure until it succeeds.
   await beginLoginAttempt(loginThrottle, key, input.client.ip);
   const user = await users.findUserByKeyWithGrants(em, key);
-  if (!user) {
-    // Same work and same answer as a wrong password, so the two cannot be told apart.
+  // A service account has no password and signs in nowhere (CONTRACT §3.5): like an unknown user, it gets the
+  // same work and the same answer as a wrong password, so none of the three can be told apart.
+  if (!user || user.kind === 'service' || user.passwordHash === null) {
     await dummyVerify(input.password);
     throw ApiError.unauthorized(INVALID_LOGIN);
   }
-  if (!(await verifyPassword(user.passwordHash, input.password))) throw ApiError.unauthorized(INVALID_LOGIN);
+  const passwordHash = user.passwordHash;
+  if (!(await verifyPassword(passwordHash, input.password))) throw ApiError.unauthorized(INVALID_LOGIN);
   // Told only to whoever proved the password, so the answer says nothing about an account to anyone else;
   // the attempt stays counted as a failure, as it signs nobody in.
   if (temporaryPasswordExpired(user, clock.now(), config.tempPasswordTtlS)) throw ApiError.unauthorized('temporary password has expired');
   await recordLoginSuccess(loginThrottle, key, input.client.ip);
   const tokens = await em.transactional(async (tx) => {
-    if (needsRehash(user.passwordHash)) await users.replacePasswordHash(tx, user.id, await hashPassword(input.password));
+    if (needsRehash(passwordHash)) await users.replacePasswordHash(tx, user.id, await hashPassword(input.password));
     return issueSession({ em: tx, clock, config }, user.id, input.client, { relaxCommitDurability: true });
   });
   return signIn(secret, user, tokens);
@@ -174,7 +180,10 @@ export async function refresh({ em, clock, config, secret }: Sessions, refreshTo
 
 /** The signed-in user, straight from the session lookup that authenticated this request (no extra query). */
 export function me(actor: Actor): UserInfoResponse {
-  return toUserInfo({ ...actor, id: actor.userId });
+  const info = toUserInfo({ ...actor, id: actor.userId });
+  // The key a request was made with (CONTRACT §3.5); sessions have no such member.
+  if (actor.apiKey) info.api_key = { id: actor.apiKey.id, name: actor.apiKey.name, prefix: actor.apiKey.prefix, scopes: actor.apiKey.scopes };
+  return info;
 }
 
 /**
@@ -186,11 +195,13 @@ export async function changePassword(
   { em, clock, config, secret, actor, loginThrottle }: Sessions & { actor: Actor; loginThrottle: LoginThrottle },
   input: { current_password: string; new_password: string; client: ClientInfo },
 ): Promise<WithTokens<UserInfoResponse>> {
+  // A password change rotates the caller's session; an API key has none (its tier refuses keys before this).
+  const sessionId = sessionOf(actor);
   const current = await users.findUser(em, actor.userId);
   if (!current) throw ApiError.sessionRevoked();
   // Counted before the check, as a login is, so concurrent guesses cannot all pass it.
   await beginLoginAttempt(loginThrottle, current.usernameKey, input.client.ip);
-  if (!(await verifyPassword(current.passwordHash, input.current_password))) throw ApiError.validation('current password is incorrect');
+  if (current.passwordHash === null || !(await verifyPassword(current.passwordHash, input.current_password))) throw ApiError.validation('current password is incorrect');
   await recordLoginSuccess(loginThrottle, current.usernameKey, input.client.ip);
   if (input.new_password === input.current_password) throw ApiError.validation('new password must differ from the current one');
   assertPasswordPolicy(input.new_password, current.username);
@@ -205,8 +216,8 @@ export async function changePassword(
     if (!user) throw ApiError.sessionRevoked();
     // must_change_password is part of UserResponse and decides what the user may read (docs/events.md).
     if (wasInitial) await recordEvent(tx, { type: 'user.updated', actor: actor.username, at: now, data: toUserResponse(user) });
-    await revokeUserSessions({ em: tx, clock }, actor.userId, 'password_changed', { username: actor.username }, actor.sessionId);
-    return { tokens: await reissueTokens({ em: tx, clock, config }, actor.sessionId), user };
+    await revokeUserSessions({ em: tx, clock }, actor.userId, 'password_changed', { username: actor.username }, sessionId);
+    return { tokens: await reissueTokens({ em: tx, clock, config }, sessionId), user };
   });
   return { tokens: withCsrfToken(secret, tokens), response: storedUserInfo(user) };
 }

@@ -1,38 +1,45 @@
-// Authentication (cookie or bearer, CSRF for cookie mutations, the must-change-password gate) and role checks.
+// Authentication (a session's token by cookie or bearer, or an API key by bearer; CSRF for cookie mutations), the API-key scope check, the must-change-password gate and role checks.
 import { ApiError } from '../../errors.ts';
 import { csrfTokenValid } from './csrf.ts';
 import type { Role } from '../../contracts/roles.ts';
 import type { ResolvedSession } from './sessions.ts';
-import type { Actor, Credentials } from '../../contracts/actor.ts';
+import type { Actor, ApiKeyActor, Credentials } from '../../contracts/actor.ts';
+import type { Scope } from '../../contracts/apiKeys.ts';
+import { isApiKeyShaped } from '../apiKeys/secrets.ts';
 
 export { ROLES, type Role } from '../../contracts/roles.ts';
 
+/** How each credential is looked up; each reaches the database only when called. */
+export type Resolvers = {
+  session: (accessToken: string) => Promise<ResolvedSession>;
+  apiKey: (key: string) => Promise<ApiKeyActor>;
+};
+
 /**
- * Finds who the credentials belong to, trying the cookie, then the bearer token, each through `resolve`
- * (which reaches the database only when called), and checks CSRF for cookie-authenticated mutations: the
- * token must be the one issued, under `secret`, for the session and access token of the cookie.
+ * The one place credentials become the request's actor, whichever they are (CONTRACT §3.2, §3.5): the cookie
+ * first, then the bearer token, which is an API key when it has a key's shape and a session's access token
+ * otherwise. A key counts only as a bearer token: in the `session` cookie it is looked up as a session token
+ * (and found by none), and a query string is never read. CSRF is checked for cookie-authenticated mutations
+ * only: the token must be the one issued, under `secret`, for the session and access token of the cookie.
  */
-export async function authenticate(
-  credentials: Credentials,
-  resolve: (accessToken: string) => Promise<ResolvedSession>,
-  opts: { mutation: boolean; secret: Buffer },
-): Promise<Actor> {
+export async function authenticate(credentials: Credentials, resolve: Resolvers, opts: { mutation: boolean; secret: Buffer }): Promise<Actor> {
   const { cookieToken, bearerToken } = credentials;
   // No credential at all: answer without touching the database.
   if (!cookieToken && !bearerToken) throw ApiError.unauthorized();
 
   let resolved: ResolvedSession | undefined;
-  let via: Actor['via'] = 'cookie';
+  let via: 'cookie' | 'bearer' = 'cookie';
   if (cookieToken) {
     try {
-      resolved = await resolve(cookieToken);
+      resolved = await resolve.session(cookieToken);
     } catch (error) {
       // A stale cookie must not shadow a valid bearer token (CONTRACT §3.2).
       if (!bearerToken) throw error;
     }
   }
   if (!resolved && bearerToken) {
-    resolved = await resolve(bearerToken);
+    if (isApiKeyShaped(bearerToken)) return resolve.apiKey(bearerToken);
+    resolved = await resolve.session(bearerToken);
     via = 'bearer';
   }
   if (!resolved) throw ApiError.unauthorized();
@@ -46,11 +53,32 @@ export async function authenticate(
   return { ...resolved, via };
 }
 
-/** The must-change-password gate (CONTRACT §3.1): only procedures that allow it serve such a user. */
+/** What an operation declares for API keys: the scope it needs, `unscoped` when any key may call it, nothing when no key may. */
+export type KeyAccess = Scope | 'unscoped' | undefined;
+
+export const NOT_AVAILABLE_TO_API_KEYS = 'not available to API keys';
+
+/**
+ * The scope check of CONTRACT §3.5, before the role check and before the addressed resource is looked up: a
+ * key never mints keys or changes accounts, and reaches only what its scopes name. Sessions pass unchecked.
+ */
+export function requireScope(actor: Actor, access: KeyAccess): void {
+  if (!actor.apiKey || access === 'unscoped') return;
+  if (access === undefined) throw ApiError.forbidden(NOT_AVAILABLE_TO_API_KEYS);
+  if (!actor.apiKey.scopes.includes(access)) throw ApiError.forbidden(`the API key lacks the scope ${access}`);
+}
+
+/** The must-change-password gate (CONTRACT §3.1): only procedures that allow it serve such a user's sessions; it does not concern keys (§3.5). */
 export function requirePasswordChanged(actor: Actor, allowPendingPasswordChange: boolean): void {
-  if (actor.mustChangePassword && !allowPendingPasswordChange) throw ApiError.forbidden('password change required');
+  if (actor.via !== 'api_key' && actor.mustChangePassword && !allowPendingPasswordChange) throw ApiError.forbidden('password change required');
 }
 
 export function requireRole(actor: Actor, roles: readonly Role[]): void {
   if (!roles.includes(actor.role)) throw ApiError.forbidden();
+}
+
+/** The session of an operation that works on the caller's own session; an API key has none. */
+export function sessionOf(actor: Actor): string {
+  if (actor.sessionId === null) throw ApiError.forbidden(NOT_AVAILABLE_TO_API_KEYS);
+  return actor.sessionId;
 }

@@ -11,7 +11,7 @@ import { endSession, endUserSessions, evictSessionsBeyond, type EndedBy, type Re
 import * as store from './store.ts';
 import { newToken, sha256 } from './tokens.ts';
 import type { Clock } from '../../contracts/clock.ts';
-import type { Actor } from '../../contracts/actor.ts';
+import type { SessionActor } from '../../contracts/actor.ts';
 
 export type { EndedBy, RevokeReason } from './sessionEnds.ts';
 
@@ -31,7 +31,7 @@ export type IssuedSession = {
 };
 
 /** Who a token belongs to: the actor of a request, minus how the token was sent. */
-export type ResolvedSession = Omit<Actor, 'via'>;
+export type ResolvedSession = Omit<SessionActor, 'via'>;
 
 export type ClientInfo = { ip: string; userAgent: string | null };
 
@@ -96,6 +96,9 @@ export async function resolveSession(
     userId: user.id,
     username: user.username,
     role: user.role,
+    // Only signing in with a password issues a session, and a service account has none (users_kind_password_check):
+    // a session's user is a person, and a user's kind never changes.
+    kind: 'human',
     mustChangePassword: user.mustChangePassword,
     orgRoles,
     scopedDepartments,

@@ -5,6 +5,7 @@ import { kysely, type DB, type Stored } from '../../db/kysely.ts';
 import { prepared, type Placeholder } from '../../db/prepared.ts';
 import { grantsOf } from '../users/store.ts';
 import { isRole, type Role } from '../../contracts/roles.ts';
+import { isScope, type Scope } from '../../contracts/apiKeys.ts';
 import type { SessionEndReason } from '../../contracts/events.ts';
 
 export type StoredSession = Stored<'sessions'>;
@@ -201,47 +202,67 @@ export async function insertTicket(em: EntityManager, ticket: Insertable<DB['ws_
   await kysely(em).insertInto('ws_tickets').values(ticket).execute();
 }
 
-/** Who a redeemed ticket lets in: the session it was issued to and that user's current authorization. */
-export type TicketHolder = { userId: string; sessionId: string; username: string; role: Role; mustChangePassword: boolean };
+/**
+ * Who a redeemed ticket lets in: what it was issued to (the session, or else the API key with its scopes,
+ * CONTRACT §3.5) and that user's current authorization.
+ */
+export type TicketHolder = {
+  userId: string;
+  sessionId: string | null;
+  apiKey: { id: string; scopes: Scope[] } | null;
+  username: string;
+  role: Role;
+  mustChangePassword: boolean;
+};
+
+/** What the ticket was issued to still works: its session is not revoked, or its API key neither revoked nor expired. */
+function holderLive(eb: ExpressionBuilder<DB, 'ws_tickets'>, now: Date) {
+  return eb.or([
+    eb.exists(eb.selectFrom('sessions').select('sessions.id').whereRef('sessions.id', '=', 'ws_tickets.sessionId').where('sessions.revokedAt', 'is', null)),
+    eb.exists(
+      eb
+        .selectFrom('api_keys')
+        .select('api_keys.id')
+        .whereRef('api_keys.id', '=', 'ws_tickets.apiKeyId')
+        .where('api_keys.revokedAt', 'is', null)
+        .where((k) => k.or([k('api_keys.expiresAt', 'is', null), k('api_keys.expiresAt', '>', now)])),
+    ),
+  ]);
+}
 
 /**
  * Redeems a WebSocket ticket exactly once, on any instance: one conditional UPDATE, so of concurrent
- * redemptions exactly one gets the row. Null when unknown, expired, used, or its session has ended.
+ * redemptions exactly one gets the row. Null when unknown, expired, used, or its session or key has ended.
  */
 export async function redeemTicket(em: EntityManager, ticketHash: string, now: Date): Promise<TicketHolder | null> {
-  // Unaliased: MikroORM's Kysely plugin does not map property names behind an alias of an UPDATE's table.
   const row = await kysely(em)
     .updateTable('ws_tickets')
-    .from(['sessions', 'users'])
+    .from('users')
     .set({ redeemedAt: now })
     .where('ws_tickets.ticketHash', '=', ticketHash)
     .where('ws_tickets.redeemedAt', 'is', null)
     .where('ws_tickets.expiresAt', '>', now)
-    .whereRef('sessions.id', '=', 'ws_tickets.sessionId')
-    .where('sessions.revokedAt', 'is', null)
     .whereRef('users.id', '=', 'ws_tickets.userId')
-    .returning(['ws_tickets.userId', 'ws_tickets.sessionId', 'users.username', 'users.role', 'users.mustChangePassword'])
+    .where((eb) => holderLive(eb, now))
+    .returning(['ws_tickets.userId', 'ws_tickets.sessionId', 'ws_tickets.apiKeyId', 'users.username', 'users.role', 'users.mustChangePassword'])
+    .returning((eb) => eb.selectFrom('api_keys').select('api_keys.scopes').whereRef('api_keys.id', '=', 'ws_tickets.apiKeyId').as('apiKeyScopes'))
     .executeTakeFirst();
-  return row ? holder(row) : null;
+  if (!row || !isRole(row.role)) return null;
+  const apiKey = row.apiKeyId !== null ? { id: row.apiKeyId, scopes: (row.apiKeyScopes ?? []).filter(isScope) } : null;
+  return { userId: row.userId, sessionId: row.sessionId, apiKey, username: row.username, role: row.role, mustChangePassword: row.mustChangePassword };
 }
 
 /** The same conditions as redeemTicket without using the ticket (for a request that is not an upgrade). */
 export async function ticketIsRedeemable(em: EntityManager, ticketHash: string, now: Date): Promise<boolean> {
   const row = await kysely(em)
-    .selectFrom('ws_tickets as t')
-    .innerJoin('sessions as s', 's.id', 't.sessionId')
-    .select('t.ticketHash')
-    .where('t.ticketHash', '=', ticketHash)
-    .where('t.redeemedAt', 'is', null)
-    .where('t.expiresAt', '>', now)
-    .where('s.revokedAt', 'is', null)
+    .selectFrom('ws_tickets')
+    .select('ws_tickets.ticketHash')
+    .where('ws_tickets.ticketHash', '=', ticketHash)
+    .where('ws_tickets.redeemedAt', 'is', null)
+    .where('ws_tickets.expiresAt', '>', now)
+    .where((eb) => holderLive(eb, now))
     .executeTakeFirst();
   return row !== undefined;
-}
-
-function holder(row: { userId: string; sessionId: string; username: string; role: string; mustChangePassword: boolean }): TicketHolder | null {
-  const { role } = row;
-  return isRole(role) ? { userId: row.userId, sessionId: row.sessionId, username: row.username, role, mustChangePassword: row.mustChangePassword } : null;
 }
 
 // Housekeeping (src/services/housekeeping): each call deletes at most `limit` rows, so every statement stays

@@ -24,7 +24,9 @@ export async function issueTicket({ em, clock, actor }: { em: EntityManager; clo
     await store.insertTicket(tx, {
       ticketHash: sha256(ticket),
       userId: actor.userId,
+      // The socket acts as what asked for the ticket: the session, or the API key (CONTRACT §3.5).
       sessionId: actor.sessionId,
+      apiKeyId: actor.apiKey?.id ?? null,
       createdAt: now,
       expiresAt: new Date(now.getTime() + WS_TICKET_TTL_S * 1000),
     });
@@ -34,8 +36,8 @@ export async function issueTicket({ em, clock, actor }: { em: EntityManager; clo
 
 /**
  * Redeems a ticket exactly once (any instance): who it lets in, or null when it is unknown, expired,
- * already used, or its session has ended (a logged-out session must not open a stream with a ticket it
- * obtained just before). Run it in the transaction that admits the stream, so a refused admission
+ * already used, or its session or API key has ended (a logged-out session or a revoked key must not open a
+ * stream with a ticket it obtained just before). Run it in the transaction that admits the stream, so a refused admission
  * leaves the ticket unused.
  */
 export async function redeemTicket({ em, clock }: { em: EntityManager; clock: Clock }, ticket: string): Promise<store.TicketHolder | null> {

@@ -26,5 +26,7 @@ export function capabilities({
     docs: true,
     // Served only when enabled and built (see createService).
     dashboard: dashboard !== null,
+    // Keys are part of authentication itself, which every deployment serves.
+    api_keys: true,
   };
 }

@@ -7,6 +7,7 @@ import { prepared, type Placeholder } from '../../db/prepared.ts';
 import type { Role } from '../../contracts/roles.ts';
 import type { OrgRole } from '../../contracts/roles.ts';
 import type { Grant } from '../../contracts/roles.ts';
+import type { UserKind } from '../../contracts/users.ts';
 
 export type StoredUser = Stored<'users'>;
 /** A user with every org role it holds, read in the same statement. */
@@ -81,9 +82,17 @@ const userPageAfter = prepared('users_page_after', (db, $: Placeholder<UserPosit
     .limit($('fetch')),
 );
 
-/** One page in the order (created_at, id), starting after `after` when given. */
-export async function userPage(em: EntityManager, after: UserPosition | null, fetch: number): Promise<UserWithGrants[]> {
+/** One page in the order (created_at, id), starting after `after` when given; only users of `kind` when given. */
+export async function userPage(em: EntityManager, after: UserPosition | null, fetch: number, kind: UserKind | null = null): Promise<UserWithGrants[]> {
+  if (kind !== null) return kindPage(em, after, fetch, kind);
   return after ? userPageAfter(em, { ...after, fetch }) : firstUserPage(em, { fetch });
+}
+
+/** The list filtered by kind (`GET /users?kind=`): rarer than the whole list, so an ordinary statement. */
+async function kindPage(em: EntityManager, after: UserPosition | null, fetch: number, kind: UserKind): Promise<UserWithGrants[]> {
+  let query = kysely(em).selectFrom('users').selectAll('users').select(withGrants).where('users.kind', '=', kind);
+  if (after) query = query.where((eb) => eb(eb.refTuple('users.createdAt', 'users.id'), '>', eb.tuple(after.createdAt, after.id)));
+  return query.orderBy('users.createdAt').orderBy('users.id').limit(fetch).execute();
 }
 
 export async function setUserRole(em: EntityManager, id: string, role: Role, now: Date): Promise<void> {

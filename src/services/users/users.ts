@@ -3,8 +3,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
-import type { ListUsersInput, UserResponse } from '../../contracts/users.ts';
-import { createAccount } from '../auth/accounts.ts';
+import type { ListUsersInput, UserKind, UserResponse } from '../../contracts/users.ts';
+import { revokeUserKeys } from '../apiKeys/store.ts';
+import { createAccount, createServiceAccount } from '../auth/accounts.ts';
 import type { Role } from '../../contracts/roles.ts';
 import { revokeUserSessions } from '../auth/sessions.ts';
 import { assertIfMatch } from '../etag.ts';
@@ -31,7 +32,10 @@ export function toUserResponse(user: store.UserWithGrants): UserResponse {
     id: user.id,
     username: user.username,
     role: user.role,
+    kind: user.kind,
     must_change_password: user.mustChangePassword,
+    // Two-factor authentication is not offered yet (CONTRACT §3.6 comes later): nobody has it on.
+    mfa_enabled: false,
     org_roles: orgRoles,
     scoped_departments: scopedDepartments,
     created_at: user.createdAt.toISOString(),
@@ -69,7 +73,7 @@ export async function listUsers({ em, secret }: { em: EntityManager; secret: Buf
     if (!position.success) throw ApiError.badRequest('query.cursor: invalid or expired cursor');
     after = { createdAt: new Date(position.data[0]), id: position.data[1] };
   }
-  const users = await store.userPage(em, after, limit + 1);
+  const users = await store.userPage(em, after, limit + 1, input.kind ?? null);
   return toPage(users, { limit, secret, list: USERS_LIST, positionOf: (u) => [u.createdAt.toISOString(), u.id], toItem: toUserResponse });
 }
 
@@ -81,13 +85,19 @@ export async function getUser({ em }: { em: EntityManager }, input: { user_id: s
 
 export async function createUser(
   { em, clock, actor }: { em: EntityManager; clock: Clock; actor: Actor },
-  input: { username: string; password: string; role: Role },
+  input: { username: string; password?: string | undefined; role: Role; kind: UserKind },
 ): Promise<UserResponse> {
   // A CEO is calling, so one exists; the partial unique index would refuse a second one anyway.
   if (input.role === 'ceo') throw ApiError.conflict('there is already a CEO; a second one cannot be created');
+  const { username, password, role } = input;
+  // The request schema pairs the two already (CreateUserInput); this keeps any other caller to the same rule.
+  if ((input.kind === 'service') !== (password === undefined)) throw ApiError.badRequest(`body.password: ${input.kind === 'service' ? 'not allowed for a service account' : 'required for a human user'}`);
   return em.transactional(async (tx) => {
     // The username_key unique index decides duplicates (409/4001 through errors.ts), so a concurrent one loses in the database.
-    const user = await createAccount({ em: tx, clock }, { ...input, mustChangePassword: true });
+    const user =
+      password === undefined
+        ? await createServiceAccount({ em: tx, clock }, { username, role })
+        : await createAccount({ em: tx, clock }, { username, password, role, mustChangePassword: true });
     const created = toUserResponse({ ...user, grants: [] });
     await recordEvent(tx, { type: 'user.created', actor: actor.username, at: user.createdAt, data: created });
     return created;
@@ -126,7 +136,8 @@ export async function deleteUser(
     await store.deleteUser(tx, current.id);
     // user.deleted first, then one session.revoked per session the deletion ended (their order in the outbox).
     await recordEvent(tx, { type: 'user.deleted', actor: actor.username, at: clock.now(), data: { id: current.id, username: current.username } });
-    // Same transaction: the deletion and the end of every session of the user commit together.
+    // Same transaction: the deletion and the end of every session and API key of the user commit together.
     await revokeUserSessions({ em: tx, clock }, current.id, 'user_deleted', { username: actor.username });
+    await revokeUserKeys(tx, current.id, clock.now());
   });
 }
