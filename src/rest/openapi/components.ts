@@ -29,6 +29,16 @@ export const SECURITY_SCHEMES = {
       'change-password. A POST, PUT, PATCH or DELETE authenticated by it must also send `X-CSRF-Token` (the `csrfToken` scheme): ' +
       'copy the value of the `csrf_token` cookie, which scripts can read, into that header. Without it: 403/1001.',
   },
+  apiKeyAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'aok_…',
+    description:
+      'An API key (`aok_` + 43 characters, from `POST /api-keys`, shown once) as `Authorization: Bearer <key>`, and only there: a key in a ' +
+      'cookie or the query string is no credential. The request acts as the key\'s user with that user\'s current role, narrowed by the ' +
+      'key\'s scopes; an operation that accepts keys says which scope it needs in its description and in `x-api-key-scope` (none: any key). ' +
+      'Operations without this requirement answer a key with 403/1001. No CSRF token.',
+  },
   csrfToken: {
     type: 'apiKey',
     in: 'header',
@@ -172,4 +182,5 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   setup: 'The first-run setup wizard: company, agents, name locales, personality presets.',
   approvals: 'Approval requests and their decisions.',
   reviews: 'Decisions on the review stages of a task.',
+  'api-keys': 'API keys: the machine credentials of users and service accounts, scoped to what they may do.',
 };

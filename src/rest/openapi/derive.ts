@@ -21,7 +21,9 @@ export function describeRoute(doc: OpenAPIObject, schemas: Record<string, unknow
 
   operation.operationId = route.meta.openapi.operationId ?? route.procedurePath.replace('.', '_');
   operation.description = operationDescription(route, access);
-  operation.security = access.authenticated ? [{ bearerAuth: [] }, mutation ? { cookieAuth: [], csrfToken: [] } : { cookieAuth: [] }] : [];
+  operation.security = access.authenticated ? [{ bearerAuth: [] }, mutation ? { cookieAuth: [], csrfToken: [] } : { cookieAuth: [] }, ...keyRequirement(route)] : [];
+  const key = route.meta.apiKey;
+  if (access.authenticated && key !== undefined && key !== 'unscoped') operation['x-api-key-scope'] = key;
 
   const parameters: Parameter[] = (operation.parameters ?? []).map((parameter) => described(parameter, route));
   if (route.rest.ifMatch) parameters.push(ref('parameters', 'IfMatch'));
@@ -32,6 +34,15 @@ export function describeRoute(doc: OpenAPIObject, schemas: Record<string, unknow
 
   nameRequestBody(operation, schemas, route);
   operation.responses = { ...successResponse(operation, route), ...errorResponses(route) };
+}
+
+/**
+ * The API-key requirement of an operation open to keys (CONTRACT §3.5); none for the others. Its scope is not
+ * listed in the requirement (OpenAPI tools read scopes there as OAuth2's), but in the description and in
+ * `x-api-key-scope`.
+ */
+function keyRequirement(route: RestRoute): Record<string, string[]>[] {
+  return route.meta.apiKey === undefined ? [] : [{ apiKeyAuth: [] }];
 }
 
 function accessOf(route: RestRoute): Access {
@@ -81,13 +92,18 @@ function outcomesOf(route: RestRoute): Outcome[] {
   if (route.rest.idempotencyKey) outcomes.push({ code: 2001, when: 'A malformed `Idempotency-Key` header.' });
   if (access.authenticated) {
     outcomes.push(
-      { code: 1000, when: 'No credentials, or a missing, malformed, unknown or expired `session` cookie or bearer token.', common: true },
+      { code: 1000, when: 'No credentials, or a missing, malformed, unknown or expired `session` cookie, bearer token or API key.', common: true },
       {
         code: 1002,
-        when: 'The session was ended: logged out, revoked, evicted, ended by a password change or user deletion, or its refresh token replayed.',
+        when:
+          'The session was ended: logged out, revoked, evicted, ended by a password change or user deletion, or its refresh token replayed; ' +
+          'or the API key was revoked or its user deleted.',
         common: true,
       },
     );
+    const key = route.meta.apiKey;
+    if (key === undefined) outcomes.push({ code: 1001, when: 'Called with an API key: `not available to API keys`.' });
+    else if (key !== 'unscoped') outcomes.push({ code: 1001, when: `Called with an API key without the scope \`${key}\`: \`the API key lacks the scope ${key}\`.` });
     if (access.roles) outcomes.push({ code: 1001, when: `The caller's role is not ${access.roles.map((r) => `\`${r}\``).join(', ')}.` });
     if (route.meta.allowPendingPasswordChange !== true) outcomes.push({ code: 1001, when: 'The user must change the initial password first (`password change required`).' });
     if (mutation) outcomes.push({ code: 1001, when: 'Authenticated by the `session` cookie without an `X-CSRF-Token` header equal to the `csrf_token` cookie.' });
@@ -143,6 +159,7 @@ function operationDescription(route: RestRoute, access: Access): string {
       route.meta.allowPendingPasswordChange === true ? ' Also a user who must still change the initial password.' : '';
     const csrf = route.type === 'mutation' ? ' With cookie authentication, send `X-CSRF-Token`.' : '';
     parts.push(`**Who:** ${who} (bearer token or \`session\` cookie).${pending}${csrf}`);
+    parts.push(keyDescription(route.meta.apiKey));
   }
   const op = route.meta.limits?.op;
   if (!access.limited) parts.push('**Rate limits:** none.');
@@ -159,6 +176,12 @@ function operationDescription(route: RestRoute, access: Access): string {
   if (cookies === 'issue') parts.push('**Cookies:** sets `session`, `csrf_token` and `refresh_token` (a new session token; never the presented one).');
   if (cookies === 'clear') parts.push('**Cookies:** clears `session`, `csrf_token` and `refresh_token`.');
   return parts.join('\n\n');
+}
+
+function keyDescription(key: RestRoute['meta']['apiKey']): string {
+  if (key === undefined) return '**API keys:** not accepted (403/1001 `not available to API keys`).';
+  if (key === 'unscoped') return '**API keys:** accepted, whatever their scopes.';
+  return `**API keys:** accepted with the scope \`${key}\`.`;
 }
 
 /**
