@@ -1,15 +1,22 @@
 // `npm run admin -- <command>`: operator commands on the configured database (CONTRACT §4.10).
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { AdminError, formatTable, listUsers, resetPassword, revokeSessions } from '../src/admin/commands.ts';
+import { AdminError, formatTable, listUsers, resetPassword, revokeApiKeys, revokeSessions } from '../src/admin/commands.ts';
 import { ConfigError, loadConfig, type Config } from '../src/config.ts';
 import { openDatabase, type Database } from '../src/db/database.ts';
 import { runningEmbeddedPostgres } from '../src/db/embedded.ts';
 import { systemClock } from '../src/contracts/clock.ts';
 
-const USAGE = 'usage: npm run admin -- reset-password <username> | list-users | revoke-sessions <username>';
+const USAGE = 'usage: npm run admin -- reset-password <username> | list-users | revoke-sessions <username> | revoke-api-keys <username>';
 
-type Command = { name: 'reset-password' | 'revoke-sessions'; username: string } | { name: 'list-users' };
+const PER_USER = ['reset-password', 'revoke-sessions', 'revoke-api-keys'] as const;
+type PerUser = (typeof PER_USER)[number];
+
+type Command = { name: PerUser; username: string } | { name: 'list-users' };
+
+function isPerUser(name: string | undefined): name is PerUser {
+  return (PER_USER as readonly (string | undefined)[]).includes(name);
+}
 
 /** Exit codes: 0 done, 1 failed (nothing changed), 2 the command line itself is wrong. */
 class Failure extends Error {
@@ -23,8 +30,8 @@ class Failure extends Error {
 function parseCommand(argv: readonly string[]): Command {
   const [name, ...rest] = argv;
   if (name === 'list-users' && rest.length === 0) return { name };
-  if ((name === 'reset-password' || name === 'revoke-sessions') && rest.length === 1 && rest[0]) return { name, username: rest[0] };
-  if (name === 'list-users' || name === 'reset-password' || name === 'revoke-sessions') throw new Failure(`wrong arguments for ${name} (${USAGE})`, 2);
+  if (isPerUser(name) && rest.length === 1 && rest[0]) return { name, username: rest[0] };
+  if (name === 'list-users' || isPerUser(name)) throw new Failure(`wrong arguments for ${name} (${USAGE})`, 2);
   throw new Failure(name === undefined ? USAGE : `unknown command ${JSON.stringify(name)} (${USAGE})`, 2);
 }
 
@@ -70,6 +77,11 @@ async function run(command: Command, db: Database): Promise<void> {
     case 'revoke-sessions': {
       const done = await revokeSessions(env, command.username);
       console.log(`revoked ${done.revokedSessions} session(s) of ${done.username}`);
+      return;
+    }
+    case 'revoke-api-keys': {
+      const done = await revokeApiKeys(env, command.username);
+      console.log(`revoked ${done.revokedKeys} API key(s) of ${done.username}`);
       return;
     }
   }

@@ -1,7 +1,8 @@
-// The operators' commands (npm run admin, CONTRACT §4.10): reset a password, list users, revoke sessions.
+// The operators' commands (npm run admin, CONTRACT §4.10, §3.5): reset a password, list users, revoke sessions or API keys.
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordEvent } from '../events/record.ts';
+import { revokeUserApiKeys } from '../services/apiKeys/apiKeys.ts';
 import { hashPassword, passwordPolicyViolation } from '../services/auth/passwords.ts';
 import { revokeUserSessions } from '../services/auth/sessions.ts';
 import { liveSessions } from '../services/auth/store.ts';
@@ -25,6 +26,8 @@ type Env = { em: EntityManager; clock: Clock };
  */
 export async function resetPassword({ em, clock }: Env, username: string): Promise<{ username: string; password: string; revokedSessions: number }> {
   const user = await findUser(em, username);
+  // A program has no password to reset (CONTRACT §3.5); its way back in is a new API key.
+  if (user.kind === 'service') throw new AdminError(`${user.username} is a service account: it has no password (issue it a new API key instead)`);
   const password = temporaryPassword(user.username);
   const passwordHash = await hashPassword(password);
   const revokedSessions = await em.transactional(async (tx) => {
@@ -55,6 +58,13 @@ export async function revokeSessions({ em, clock }: Env, username: string): Prom
   const user = await findUser(em, username);
   const revokedSessions = await em.transactional((tx) => revokeUserSessions({ em: tx, clock }, user.id, 'revoked', { username: null }));
   return { username: user.username, revokedSessions };
+}
+
+/** Revokes every API key of the user (sessions and password stay as they are); returns how many were unrevoked. */
+export async function revokeApiKeys({ em, clock }: Env, username: string): Promise<{ username: string; revokedKeys: number }> {
+  const user = await findUser(em, username);
+  const revokedKeys = await em.transactional((tx) => revokeUserApiKeys({ em: tx, clock }, user.id));
+  return { username: user.username, revokedKeys };
 }
 
 export type UserRow = { username: string; role: string; mustChangePassword: boolean; liveSessions: number; createdAt: Date };
