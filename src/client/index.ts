@@ -49,6 +49,12 @@ export type ClientOptions = {
   onSessionLost?: SessionLost;
   /** Longest URL of a batched GET; longer batches are split (default 4096). */
   maxURLLength?: number;
+  /**
+   * A program's API key (`aok_…`, CONTRACT §3.5), sent as `Authorization: Bearer <key>` with every query and
+   * mutation; no cookie or CSRF token is needed then. Subscriptions go through the runtime's EventSource, which
+   * cannot send that header: a program follows events over the WebSocket instead (a ticket from `auth.wsTicket`).
+   */
+  apiKey?: string;
 };
 
 export function createClient(options: ClientOptions = {}): AgentOrgClient {
@@ -73,9 +79,10 @@ export function createClient(options: ClientOptions = {}): AgentOrgClient {
 function transportLink(options: ClientOptions): TRPCLink<AppRouter> {
   const url = options.url ?? '/api/trpc';
   const readCookie = options.readCookie ?? documentCookie;
+  const authorization: Record<string, string> = options.apiKey === undefined ? {} : { Authorization: `Bearer ${options.apiKey}` };
   const csrfHeaders = (ops: readonly Operation[]): Record<string, string> => {
     const token = ops.some((op) => op.type === 'mutation') ? readCookie(CSRF_COOKIE) : undefined;
-    return token === undefined ? {} : { [CSRF_HEADER]: token };
+    return token === undefined ? authorization : { ...authorization, [CSRF_HEADER]: token };
   };
   return splitLink({
     condition: (op) => op.type === 'subscription',
