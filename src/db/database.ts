@@ -6,8 +6,6 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded.ts';
 import { ormOptions } from './ormConfig.ts';
 import { nativePool, untilPoolIdle } from './pool.ts';
 
-type Log = { debug(msg: string): void; info(msg: string): void; warn(msg: string): void };
-
 export type Database = { orm: MikroORM; url: string; embedded: EmbeddedDatabase | null; close(): Promise<void> };
 
 const MIGRATION_LOCK_KEY = '4703580514342707815'; // any constant shared by every instance of this service
@@ -30,7 +28,7 @@ export async function migrateWithLock(orm: MikroORM): Promise<string[]> {
   }
 }
 
-export async function openDatabase(config: Config, log: Log, opts: { migrate?: boolean } = {}): Promise<Database> {
+export async function openDatabase(config: Config, log: { debug(msg: string): void; info(msg: string): void; warn(msg: string): void }, opts: { migrate?: boolean } = {}): Promise<Database> {
   const embedded = config.databaseUrl ? null : await startEmbeddedPostgres(path.join(config.dataDir, 'pg'), log);
   const url = config.databaseUrl ?? embedded?.url ?? '';
   const limits = { poolMax: config.dbPoolMax, acquireTimeoutMs: config.dbAcquireTimeoutMs, statementTimeoutMs: config.statementTimeoutMs };

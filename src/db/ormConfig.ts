@@ -1,6 +1,6 @@
 // MikroORM options shared by the service, the migration scripts and the tests.
 import { fileURLToPath } from 'node:url';
-import { defineConfig, type Options } from '@mikro-orm/postgresql';
+import { defineConfig, PostgreSqlPlatform, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
 import { entities, routines } from './entities/index.ts';
@@ -10,8 +10,10 @@ export const RATE_LIMIT_TABLE_NAME = 'rate_limit_counters';
 
 export const migrationsDir = fileURLToPath(new URL('./migrations', import.meta.url));
 
-// Rows as the entities type them, by pg's own parsers: Dates (not the text MikroORM's unused hydration wants), bigints as numbers.
+// Rows as the entities type them, parsed by pg: timestamps as Dates (by MikroORM's parseDate, quicker than pg's), bigints as numbers.
 const rowTypes = new pg.TypeOverrides();
+const platform = new PostgreSqlPlatform();
+rowTypes.setTypeParser(pg.types.builtins.TIMESTAMPTZ, (value) => platform.parseDate(value));
 rowTypes.setTypeParser(pg.types.builtins.INT8, Number);
 
 /** The pool's size and time limits (CONTRACT §6); the defaults are the configuration's. */
