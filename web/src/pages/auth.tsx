@@ -9,6 +9,7 @@ import { validate } from '../api/validation.ts';
 import { takeSessionNotice, trpc } from '../api/trpc.ts';
 import { Failure, Notice, onSubmitted, PageTitle, Submit, TextInput } from '../components/ui.tsx';
 import type { FieldErrors } from '../lib/forms.ts';
+import { passwordPolicy } from '../lib/passwords.ts';
 import { safeNext } from '../lib/routes.ts';
 import { navigate } from '../router.ts';
 
@@ -52,7 +53,7 @@ export function FirstRunPage() {
           value={password}
           onValue={setPassword}
           error={errors.password}
-          hint={`At least ${String(min)} characters, not your username.`}
+          hint={passwordPolicy('your', min)}
           autoComplete="new-password"
           required
         />
@@ -152,7 +153,7 @@ export function ChangePasswordPage({ forced }: { forced: boolean }) {
           value={next}
           onValue={setNext}
           error={errors.new_password}
-          hint={`At least ${String(min)} characters, different from the current one and from your username.`}
+          hint={`${passwordPolicy('your', min)} Different from the current one.`}
           autoComplete="new-password"
           required
         />
