@@ -10,6 +10,7 @@ import { preloadApiSchemas } from './api/validation.ts';
 import { Layout } from './components/Layout.tsx';
 import { Failure, Loading, PageTitle } from './components/ui.tsx';
 import { resolve, type PageName, type Params } from './lib/routes.ts';
+import { ApiKeysPage } from './pages/apiKeys.tsx';
 import { ApprovalsPage } from './pages/approvals.tsx';
 import { ChangePasswordPage, FirstRunPage, LoginPage } from './pages/auth.tsx';
 import { ReviewPage, ReviewsPage } from './pages/reviews.tsx';
@@ -85,6 +86,8 @@ function Page({ page, params, search, me }: { page: PageName; params: Params; se
       return <UsersPage me={me} />;
     case 'sessions':
       return <SessionsPage me={me} />;
+    case 'api-keys':
+      return <ApiKeysPage me={me} search={search} />;
     case 'status':
       return <StatusPage />;
     case 'not-found':

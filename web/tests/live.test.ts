@@ -36,7 +36,7 @@ const approval = {
   seconds_remaining: null,
   urgency_level: 'no_expiry',
 } as const;
-const user = (id: string) => ({ id, username: `u-${id}`, role: 'manager' as const, must_change_password: false, org_roles: [], scoped_departments: [], created_at: at, updated_at: at });
+const user = (id: string) => ({ id, username: `u-${id}`, role: 'manager' as const, kind: 'human' as const, must_change_password: false, mfa_enabled: false, org_roles: [], scoped_departments: [], created_at: at, updated_at: at });
 const base = { id: '7', occurred_at: at, actor: 'ceo' };
 const viewer = { userId: 'me', sessionId: 's-mine' };
 
@@ -49,6 +49,7 @@ describe('channelsFor: what a page follows', () => {
     expect(channelsFor('setup')).toEqual(['setup', 'users']);
     expect(channelsFor('sessions')).toEqual(['sessions', 'users']);
     expect(channelsFor('status')).toEqual(['users']);
+    expect(channelsFor('api-keys')).toEqual(['users']);
   });
 });
 
@@ -72,13 +73,16 @@ describe('consequenceOf: the queries an event makes stale', () => {
     expect(consequenceOf(event, viewer)).toEqual({ stale: [keys.stages('t-9')] });
   });
 
-  it('user events refresh the users list, and the signed-in user only when the event is about them', () => {
+  it("user events refresh the users list, the signed-in user only when the event is about them, and a deletion the keys it revoked", () => {
     expect(consequenceOf({ ...base, type: 'user.created', channel: 'users', data: user('x') }, viewer)).toEqual({ stale: [keys.users] });
     expect(consequenceOf({ ...base, type: 'user.updated', channel: 'users', data: user('x') }, viewer)).toEqual({ stale: [keys.users] });
     expect(consequenceOf({ ...base, type: 'user.updated', channel: 'users', data: user('me') }, viewer)).toEqual({ stale: [keys.users, keys.me] });
     expect(consequenceOf({ ...base, type: 'user.deleted', channel: 'users', data: { id: 'x', username: 'u-x' } }, viewer)).toEqual({
-      stale: [keys.users, keys.sessions('all')],
+      stale: [keys.users, keys.sessions('all'), keys.allApiKeys],
     });
+    // The pickers' list of every user and every view of the API keys lie below those prefixes.
+    expect(keys.everyone.slice(0, 2)).toEqual(keys.users);
+    expect(keys.apiKeys('u-1').slice(0, 2)).toEqual(keys.allApiKeys);
   });
 
   it('setup events refresh the status and what changed, never the catalogues (templates, presets, locales on offer)', () => {

@@ -16,6 +16,7 @@ describe('matchRoute', () => {
     expect(matchRoute('/approvals')).toEqual({ page: 'approvals', params: {} });
     expect(matchRoute('/reviews/task%2F7')).toEqual({ page: 'review', params: { taskId: 'task/7' } });
     expect(matchRoute('/users/')).toEqual({ page: 'users', params: {} });
+    expect(matchRoute('/api-keys')).toEqual({ page: 'api-keys', params: {} });
     expect(matchRoute('/nowhere').page).toBe('not-found');
     expect(matchPattern('/reviews/:taskId', '/reviews/')).toBeNull();
     expect(matchPattern('/reviews/:taskId', '/reviews/%E0%A4%A')).toBeNull();

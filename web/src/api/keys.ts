@@ -17,6 +17,14 @@ export const keys = {
   presets: ['setup', 'presets'],
   me: ['users', 'me'],
   users: ['users', 'list'],
+  /** Every user at once, for the pickers (a prefix of `users` would refresh it; this one is below it). */
+  everyone: ['users', 'list', 'everyone'],
+  /**
+   * API keys have no channel of their own (no event reports them); they sit under `users` because a user's
+   * deletion revokes that user's keys. `null`: the caller's keys, or every key for the CEO.
+   */
+  apiKeys: (userId: string | null) => ['users', 'api-keys', userId] as const,
+  allApiKeys: ['users', 'api-keys'],
   sessions: (scope: 'own' | 'all') => ['sessions', scope] as const,
   approvals: (filters: object) => ['approvals', 'list', filters] as const,
   stages: (taskId: string) => ['reviews', taskId] as const,

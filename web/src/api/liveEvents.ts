@@ -62,7 +62,8 @@ export function consequenceOf(event: LiveEvent, viewer: Viewer): Consequence {
       return { stale: event.data.id === viewer.userId ? [keys.users, keys.me] : [keys.users] };
     case 'user.deleted':
       // The CEO's list of everyone's sessions loses the deleted user's; their own end by session.revoked.
-      return { stale: event.data.id === viewer.userId ? [keys.users, keys.me] : [keys.users, keys.sessions('all')] };
+      // The deleted user's API keys were revoked with them (CONTRACT §3.5).
+      return { stale: event.data.id === viewer.userId ? [keys.users, keys.me] : [keys.users, keys.sessions('all'), keys.allApiKeys] };
     case 'setup.company_created':
     case 'setup.agent_created':
     case 'setup.agent_updated':

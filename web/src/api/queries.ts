@@ -1,12 +1,14 @@
 // The dashboard's reads: one TanStack Query definition per tRPC query, keyed by channel (keys.ts).
 import { infiniteQueryOptions, queryOptions } from '@tanstack/preact-query';
-import { problemOf, type RouterInputs } from '../../../src/client/index.ts';
+import { problemOf, type RouterInputs, type RouterOutputs } from '../../../src/client/index.ts';
 import { keys } from './keys.ts';
 import { trpc } from './trpc.ts';
 
 export type ApprovalFilters = Omit<RouterInputs['approvals']['list'], 'cursor' | 'limit'>;
 
 const PAGE = 20;
+/** The largest page a list gives (CONTRACT §2.3). */
+const MAX_PAGE = 200;
 /** The cursor of a list's first page, typed as every later cursor is. */
 const firstPage = (): string | null => null;
 
@@ -41,6 +43,31 @@ export const queries = {
     infiniteQueryOptions({
       queryKey: keys.users,
       queryFn: ({ pageParam }) => trpc.users.list.query({ limit: 50, cursor: pageParam }),
+      initialPageParam: firstPage(),
+      getNextPageParam: (last) => last.pagination.next_cursor,
+    }),
+
+  /** Every user, page after page: the pickers of the API keys page (an organization has tens, not thousands). */
+  everyone: () =>
+    queryOptions({
+      queryKey: keys.everyone,
+      queryFn: async () => {
+        const users: RouterOutputs['users']['list']['items'] = [];
+        let cursor: string | null = null;
+        do {
+          const page = await trpc.users.list.query({ limit: MAX_PAGE, cursor });
+          users.push(...page.items);
+          cursor = page.pagination.next_cursor;
+        } while (cursor !== null);
+        return users;
+      },
+    }),
+
+  /** `userId` null: the caller's own keys, or every key when the caller is the CEO. */
+  apiKeys: (userId: string | null) =>
+    infiniteQueryOptions({
+      queryKey: keys.apiKeys(userId),
+      queryFn: ({ pageParam }) => trpc.apiKeys.list.query({ ...(userId === null ? {} : { user_id: userId }), limit: PAGE, cursor: pageParam }),
       initialPageParam: firstPage(),
       getNextPageParam: (last) => last.pagination.next_cursor,
     }),

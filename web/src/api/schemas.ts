@@ -4,3 +4,4 @@ export { CreateUserInput, GrantOrgRoleInput, OrgRole, UserRole } from '../../../
 export { SetupAgentRequest, SetupCompanyRequest, UpdateAgentNameInput } from '../../../src/contracts/setup.ts';
 export { ApproveInput, CreateApprovalInput, ListApprovalsInput, RejectInput } from '../../../src/contracts/approvals.ts';
 export { DecideStageInput } from '../../../src/contracts/reviews.ts';
+export { CreateApiKeyInput } from '../../../src/contracts/apiKeys.ts';

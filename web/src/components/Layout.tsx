@@ -12,6 +12,7 @@ const NAV: ReadonlyArray<{ href: string; text: string; ceoOnly?: boolean }> = [
   { href: '/approvals', text: 'Approvals' },
   { href: '/reviews', text: 'Reviews' },
   { href: '/users', text: 'Users' },
+  { href: '/api-keys', text: 'API keys' },
   { href: '/setup', text: 'Setup', ceoOnly: true },
   { href: '/sessions', text: 'Sessions' },
   { href: '/status', text: 'Status' },

@@ -9,6 +9,7 @@ export type PageName =
   | 'review'
   | 'users'
   | 'sessions'
+  | 'api-keys'
   | 'status'
   | 'not-found';
 
@@ -22,6 +23,7 @@ const ROUTES: ReadonlyArray<readonly [pattern: string, page: PageName]> = [
   ['/reviews/:taskId', 'review'],
   ['/users', 'users'],
   ['/sessions', 'sessions'],
+  ['/api-keys', 'api-keys'],
   ['/status', 'status'],
 ];
 

@@ -1,6 +1,7 @@
 // Users and their organization roles; the CEO's actions (add, change role, delete, grant and revoke org roles) are shown to the CEO only.
 import { useInfiniteQuery } from '@tanstack/preact-query';
-import { useState } from 'preact/hooks';
+import type { ComponentChildren } from 'preact';
+import { useId, useState } from 'preact/hooks';
 import type { RouterInputs, RouterOutputs } from '../../../src/client/index.ts';
 import { useCreateForm } from '../api/useCreateForm.ts';
 import { useSubmit } from '../api/useSubmit.ts';
@@ -12,7 +13,9 @@ import { Badge, Failure, FormActions, Loading, Notice, onSubmitted, OpenFormButt
 import type { FieldErrors } from '../lib/forms.ts';
 import { dateTime, label } from '../lib/format.ts';
 import { ORG_ROLES, ROLES } from '../lib/options.ts';
+import { passwordPolicy } from '../lib/passwords.ts';
 import { isCeo } from '../lib/roles.ts';
+import { Link } from '../router.ts';
 
 type User = RouterOutputs['users']['list']['items'][number];
 type Me = { id: string; username: string; role: string };
@@ -22,13 +25,13 @@ const ASSIGNABLE_ROLES = ROLES.filter((r) => r !== 'ceo');
 
 export function UsersPage({ me }: { me: Me }) {
   const list = useInfiniteQuery(queries.users());
-  const [said, setSaid] = useState<string | null>(null);
+  const [said, setSaid] = useState<ComponentChildren>(null);
   const users = list.data?.pages.flatMap((p) => p.items) ?? [];
   const ceo = isCeo(me.role);
   return (
     <section>
       <PageTitle title="Users">Users</PageTitle>
-      {ceo ? <NewUser onCreated={(name) => setSaid(`User ${name} created. They choose their own password at first sign-in.`)} /> : null}
+      {ceo ? <NewUser onCreated={(user) => setSaid(<Created user={user} />)} /> : null}
       <div aria-live="polite">{said ? <Notice>{said}</Notice> : null}</div>
       {list.isPending ? <Loading what="users" /> : null}
       <Failure error={list.error} />
@@ -48,6 +51,17 @@ export function UsersPage({ me }: { me: Me }) {
   );
 }
 
+/** What the page says after a user was added: a person chooses a password, a service account needs a key. */
+function Created({ user }: { user: User }) {
+  if (user.kind !== 'service') return <>User {user.username} created. They choose their own password at first sign-in.</>;
+  return (
+    <>
+      Service account {user.username} created. It has no password:{' '}
+      <Link href={`/api-keys?${new URLSearchParams({ user_id: user.id }).toString()}`}>issue it an API key</Link>.
+    </>
+  );
+}
+
 function UserCard({ user: u, me, ceo, onSaid }: { user: User; me: Me; ceo: boolean; onSaid: (text: string) => void }) {
   // Neither oneself nor the CEO can be re-roled or deleted (CONTRACT §4.3); the controls are not offered.
   const manageable = ceo && u.id !== me.id && u.role !== 'ceo';
@@ -56,11 +70,20 @@ function UserCard({ user: u, me, ceo, onSaid }: { user: User; me: Me; ceo: boole
       <header class="card-head">
         <h2 id={`user-${u.id}`}>{u.username}</h2>
         <div class="badges">
+          {u.kind === 'service' ? <Badge kind="service">Service account</Badge> : null}
           <Badge kind="role">{label(u.role)}</Badge>
           {u.must_change_password ? <Badge kind="pending">Must change password</Badge> : null}
         </div>
       </header>
-      <p class="meta">Added {dateTime(u.created_at)}</p>
+      <p class="meta">
+        Added {dateTime(u.created_at)}
+        {ceo && u.kind === 'service' ? (
+          <>
+            {' · '}
+            <Link href={`/api-keys?${new URLSearchParams({ user_id: u.id }).toString()}`}>API keys of {u.username}</Link>
+          </>
+        ) : null}
+      </p>
       <OrgRoles user={u} ceo={ceo} onSaid={onSaid} />
       {manageable ? <RoleAndDelete user={u} onSaid={onSaid} /> : null}
       {ceo ? <GrantOrgRole user={u} onSaid={onSaid} /> : null}
@@ -214,40 +237,60 @@ function GrantOrgRole({ user: u, onSaid }: { user: User; onSaid: (text: string) 
   );
 }
 
-const EMPTY = { username: '', password: '', role: 'observer' };
+const EMPTY = { username: '', password: '', role: 'observer', kind: 'human' };
 
-function NewUser({ onCreated }: { onCreated: (username: string) => void }) {
+function NewUser({ onCreated }: { onCreated: (user: User) => void }) {
   const form = useCreateForm({
     empty: EMPTY,
     send: (input: RouterInputs['users']['create'], options) => trpc.users.create.mutate(input, options),
     channel: 'users',
-    onCreated: (user) => onCreated(user.username),
+    onCreated,
   });
   const { values: v, set, errors, submission: create } = form;
+  const kindHint = useId();
   if (!form.open) return <OpenFormButton onOpen={() => form.setOpen(true)}>Add a user…</OpenFormButton>;
+  // A service account is a program: it never has a password and acts only through API keys (CONTRACT §3.5).
+  const service = v.kind === 'service';
   return (
     <form
       class="panel"
       aria-label="Add a user"
       noValidate
       onSubmit={onSubmitted(async () => {
-        const checked = await validate((s) => s.CreateUserInput, v);
+        const input = service ? { username: v.username, role: v.role, kind: 'service' } : { username: v.username, password: v.password, role: v.role, kind: 'human' };
+        const checked = await validate((s) => s.CreateUserInput, input);
         form.showErrors(checked);
-        if (checked.ok) create.submit({ ...v, role: checked.data.role });
+        if (checked.ok) create.submit(checked.data);
       })}
     >
       <h2>Add a user</h2>
+      <fieldset aria-describedby={kindHint}>
+        <legend>Kind</legend>
+        <div class="radios">
+          <label class="radio">
+            <input type="radio" name="kind" value="human" checked={!service} onChange={() => set('kind')('human')} /> Person
+          </label>
+          <label class="radio">
+            <input type="radio" name="kind" value="service" checked={service} onChange={() => set('kind')('service')} /> Service account
+          </label>
+        </div>
+        <p class="hint" id={kindHint}>
+          {service ? 'A program: it has no password, cannot sign in, and acts only through API keys.' : 'Signs in with a password.'}
+        </p>
+      </fieldset>
       <TextInput label="Username" value={v.username} onValue={set('username')} error={errors.username} autoComplete="off" required />
-      <TextInput
-        label="Initial password"
-        type="password"
-        value={v.password}
-        onValue={set('password')}
-        error={errors.password}
-        hint="The user must replace it at first sign-in."
-        autoComplete="new-password"
-        required
-      />
+      {service ? null : (
+        <TextInput
+          label="Initial password"
+          type="password"
+          value={v.password}
+          onValue={set('password')}
+          error={errors.password}
+          hint={`${passwordPolicy('the')} The user must replace it at first sign-in.`}
+          autoComplete="new-password"
+          required
+        />
+      )}
       <Select label="Role" value={v.role} onValue={set('role')} options={ASSIGNABLE_ROLES.map((r) => ({ value: r, label: label(r) }))} error={errors.role} />
       <Failure error={create.error} />
       <FormActions pending={create.isPending} pendingText="Adding…" onCancel={() => form.setOpen(false)}>
