@@ -161,7 +161,7 @@ function RoleAndDelete({ user: u, onSaid }: { user: User; onSaid: (text: string)
       <Failure error={update.error} />
       {confirming ? (
         <div class="confirm" role="group" aria-label={`Confirm deleting ${u.username}`}>
-          <p>Delete {u.username}? Their sessions end at once. This cannot be undone.</p>
+          <p>Delete {u.username}? Their sessions end and their API keys are revoked at once. This cannot be undone.</p>
           <div class="actions">
             <button type="button" class="danger" onClick={() => remove.submit()} disabled={remove.isPending}>
               {remove.isPending ? 'Deleting…' : `Delete ${u.username}`}
