@@ -60,7 +60,7 @@ describe('POST /auth/login', () => {
       expires_in: 3600,
       refresh_expires_in: 604800,
       must_change_password: false,
-      user: { id: expect.any(String), username: 'chief', role: 'ceo', must_change_password: false, org_roles: [], scoped_departments: [] },
+      user: { id: expect.any(String), username: 'chief', role: 'ceo', kind: 'human', must_change_password: false, mfa_enabled: false, org_roles: [], scoped_departments: [] },
     });
     expect(res.cookies.map((c) => c.name).sort()).toEqual(['csrf_token', 'refresh_token', 'session']);
     for (const c of res.cookies) expect(res.body).not.toContain(c.value);

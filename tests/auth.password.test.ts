@@ -95,7 +95,7 @@ describe('POST /auth/change-password: success', () => {
 
   it('answers 200 with the UserInfoResponse, must_change_password false', () => {
     expect(res.statusCode).toBe(200);
-    expect(res.json().data).toEqual({ id: user.id, username: user.username, role: 'manager', must_change_password: false, org_roles: [], scoped_departments: [] });
+    expect(res.json().data).toEqual({ id: user.id, username: user.username, role: 'manager', kind: 'human', must_change_password: false, mfa_enabled: false, org_roles: [], scoped_departments: [] });
   });
 
   it('sets new cookies for the current session (rotated)', async () => {

@@ -128,7 +128,7 @@ describe('POST /auth/setup on a fresh database', () => {
           expires_in: 3600,
           refresh_expires_in: 604800,
           must_change_password: false,
-          user: { id: expect.any(String), username: 'René Ceo', role: 'ceo', must_change_password: false, org_roles: [], scoped_departments: [] },
+          user: { id: expect.any(String), username: 'René Ceo', role: 'ceo', kind: 'human', must_change_password: false, mfa_enabled: false, org_roles: [], scoped_departments: [] },
         },
         error: null,
         error_detail: null,

@@ -73,7 +73,7 @@ describe('redeemTicket', () => {
   it('succeeds once with the user and session; the second redemption returns null', async () => {
     const user = await createUser(svc);
     const { ticket } = await user.caller.auth.wsTicket();
-    expect(await redeem(svc, ticket)).toEqual({ userId: user.id, sessionId: user.sessionId, username: user.username, role: user.role, mustChangePassword: false });
+    expect(await redeem(svc, ticket)).toEqual({ userId: user.id, sessionId: user.sessionId, apiKey: null, username: user.username, role: user.role, mustChangePassword: false });
     expect(await redeem(svc, ticket)).toBeNull();
   });
 
@@ -110,7 +110,7 @@ describe('redeemTicket', () => {
     try {
       const user = await createUser(svc);
       const { ticket } = await user.caller.auth.wsTicket();
-      expect(await redeem(second, ticket)).toEqual({ userId: user.id, sessionId: user.sessionId, username: user.username, role: user.role, mustChangePassword: false });
+      expect(await redeem(second, ticket)).toEqual({ userId: user.id, sessionId: user.sessionId, apiKey: null, username: user.username, role: user.role, mustChangePassword: false });
       expect(await redeem(svc, ticket)).toBeNull();
     } finally {
       await second.close();

@@ -2,7 +2,8 @@
 import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeSession } from '../src/services/auth/sessions.ts';
-import { launchChromium, signedInContext, startServedService, type ServedService } from './helpers/browser.ts';
+import { launchChromium, newContext, signedInContext, startServedService, type ServedService } from './helpers/browser.ts';
+import { issueKey } from './helpers/apiKeys.ts';
 import { bundleClientHarness, openClientHarness, type Settled } from './helpers/clientHarness.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
 
@@ -176,5 +177,32 @@ describe('createClient in Chromium', () => {
     await svc.deps.orm.em.fork().transactional((tx) => revokeSession({ em: tx, clock: svc.deps.clock }, user.sessionId, 'revoked', { username: null }));
     await expect.poll(async () => (await feed(page)).errors).toEqual([{ status: 401, code: 1002 }]);
     expect(await page.evaluate<number>('harness.sessionsLost()')).toBe(1);
+  });
+});
+
+describe('createClient with an API key (CONTRACT §3.5)', () => {
+  it('sends it as Authorization: Bearer on queries and mutations, with no session cookie and no CSRF token', async () => {
+    const owner = await createUser(svc, { role: 'manager' });
+    const key = await issueKey(svc, owner, ['approvals:write']);
+    // A browser context without any cookie: only the header can authenticate.
+    const page = await openClientHarness(await newContext(browser), svc.origin, harnessJs);
+    const calls: Request[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/api/trpc/')) calls.push(r);
+    });
+    const keyed = (call: string) => page.evaluate<Settled>(`harness.settle(harness.keyed(${JSON.stringify(key.secret)}).${call})`);
+    expect(await keyed('auth.me.query()')).toMatchObject({ ok: true, value: { id: owner.id, api_key: { id: key.id } } });
+    expect(await keyed("approvals.create.mutate({ action_type: 'deploy:staging', title: 't', description: 'd', risk_level: 'low' })")).toMatchObject({
+      ok: true,
+      value: { requested_by: owner.username },
+    });
+    expect(await keyed("users.create.mutate({ username: 'nope', role: 'observer', kind: 'service' })")).toEqual({ ok: false, status: 403, code: 1001 });
+    expect(calls.length).toBeGreaterThanOrEqual(3);
+    for (const call of calls) {
+      const headers = await call.allHeaders();
+      expect(headers.authorization).toBe(`Bearer ${key.secret}`);
+      expect(headers.cookie).toBeUndefined();
+      expect(headers['x-csrf-token']).toBeUndefined();
+    }
   });
 });

@@ -42,7 +42,7 @@ function expectValid(message: string, frame: unknown): void {
 
 const now = () => new Date().toISOString();
 const USER_ID = '0b6a7a5e-2f4c-4c1e-9d3a-5f0e8b7c6d21';
-const user0 = { id: USER_ID, username: 'alice', role: 'manager' as const, must_change_password: false, org_roles: [], scoped_departments: [], created_at: now(), updated_at: now() };
+const user0 = { id: USER_ID, username: 'alice', role: 'manager' as const, kind: 'human' as const, must_change_password: false, mfa_enabled: false, org_roles: [], scoped_departments: [], created_at: now(), updated_at: now() };
 const agent = { agent_index: 0, name: 'Ada', role: 'engineer', department: 'engineering', level: 'mid' as const, model_provider: 'p', model_id: 'm', tier: 'medium' as const, personality_preset: 'pragmatic_builder' };
 
 async function recordSample(type: EventType, audience: string): Promise<void> {

@@ -4,7 +4,7 @@ import type { HubEvent } from '../src/events/hub.ts';
 import { EventStream, type Outlet } from '../src/events/stream.ts';
 
 const outlet = (sent: HubEvent[]): Outlet => ({ send: (event) => void sent.push(event), sessionEnded: () => {}, overflow: () => {}, shutdown: () => {} });
-const viewer = { userId: 'u1', sessionId: 's1', role: 'ceo', mustChangePassword: false, deleted: false } as const;
+const viewer = { userId: 'u1', sessionId: 's1', apiKey: null, role: 'ceo', mustChangePassword: false, deleted: false } as const;
 
 describe('a stream closed during its replay', () => {
   it('lets subscribe() settle without an error and sends nothing more', async () => {

@@ -291,7 +291,7 @@ describe('authorization per event', () => {
         await recordEvent(tx, {
           type: 'user.updated',
           actor: 'ceo',
-          data: { id: row.id, username: row.username, role: 'observer', must_change_password: pending, org_roles: [], scoped_departments: [], created_at: row.createdAt.toISOString(), updated_at: row.updatedAt.toISOString() },
+          data: { id: row.id, username: row.username, role: 'observer', kind: 'human', must_change_password: pending, mfa_enabled: false, org_roles: [], scoped_departments: [], created_at: row.createdAt.toISOString(), updated_at: row.updatedAt.toISOString() },
         });
       });
     await setPending(true);

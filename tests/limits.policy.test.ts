@@ -23,6 +23,9 @@ const CONTRACT_TABLE = {
   'setup.agent': [30, 60, 'user'],
   'setup.complete': [5, 3600, 'user'],
   'reviews.decide_stage': [50, 60, 'user'],
+  // rev. 3
+  'api_keys.create': [10, 60, 'user'],
+  'api_keys.revoke': [30, 60, 'user'],
 } as const;
 
 const CONCURRENCY_CAPPED = [

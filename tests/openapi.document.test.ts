@@ -249,7 +249,7 @@ describe('document details', () => {
     expect(schemes.cookieAuth).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'session' });
     expect(schemes.csrfToken).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-CSRF-Token' });
     expect(String(record(schemes.cookieAuth).description)).toContain('X-CSRF-Token');
-    expect(find('GET', '/capabilities').security).toEqual([{ bearerAuth: [] }, { cookieAuth: [] }]);
+    expect(find('GET', '/capabilities').security).toEqual([{ bearerAuth: [] }, { cookieAuth: [] }, { apiKeyAuth: [] }]);
     expect(find('POST', '/users').security).toEqual([{ bearerAuth: [] }, { cookieAuth: [], csrfToken: [] }]);
     for (const path of ['/auth/refresh', '/auth/logout']) {
       expect(find('POST', path).security, path).toEqual([]);
@@ -258,6 +258,66 @@ describe('document details', () => {
     }
     expect(record(record(doc.components?.parameters).RefreshTokenCookie).description).toContain('Path=/api');
     expect(String(record(doc.info).description)).toContain('X-CSRF-Token');
+  });
+});
+
+describe('API keys in the document (CONTRACT §3.5)', () => {
+  const operations = () => operationsOf(doc);
+  const find = (method: string, path: string) => {
+    const found = operations().find((op) => op.method === method && op.path === path);
+    if (!found) throw new Error(`${method} ${path} is not documented`);
+    return found;
+  };
+  const scopeOf = (method: string, path: string) => record(record(doc.paths?.[path])[method.toLowerCase()])['x-api-key-scope'];
+  const acceptsKeys = (method: string, path: string) => find(method, path).security.some((requirement) => 'apiKeyAuth' in requirement);
+
+  it('has a second security scheme for keys, a bearer token of the form aok_…', () => {
+    const schemes = record(doc.components?.securitySchemes);
+    expect(schemes.apiKeyAuth).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'aok_…' });
+    expect(String(record(schemes.apiKeyAuth).description)).toContain('Authorization: Bearer');
+  });
+
+  it('lists apiKeyAuth on exactly the operations of the scope table, and names each one\'s scope', () => {
+    const table: [method: string, path: string, scope: string | undefined][] = [
+      ['GET', '/approvals', 'approvals:read'],
+      ['GET', '/approvals/{approval_id}', 'approvals:read'],
+      ['POST', '/approvals', 'approvals:write'],
+      ['POST', '/approvals/{approval_id}/approve', 'approvals:decide'],
+      ['POST', '/approvals/{approval_id}/reject', 'approvals:decide'],
+      ['GET', '/reviews/{task_id}/stages', 'reviews:read'],
+      ['POST', '/reviews/{task_id}/stages/{stage_name}/decide', 'reviews:write'],
+      ['GET', '/users', 'users:read'],
+      ['GET', '/users/{user_id}', 'users:read'],
+      ['POST', '/auth/ws-ticket', 'events:read'],
+      ['GET', '/auth/me', undefined],
+      ['GET', '/capabilities', undefined],
+    ];
+    const setupReads = operations().filter((op) => op.method === 'GET' && op.path.startsWith('/setup/') && op.path !== '/setup/status');
+    expect(setupReads.length).toBeGreaterThan(5);
+    for (const op of setupReads) table.push(['GET', op.path, 'setup:read']);
+    // The audit log (§4.13), once served, is read with audit:read.
+    for (const op of operations().filter((o) => o.method === 'GET' && o.path.startsWith('/audit'))) table.push(['GET', op.path, 'audit:read']);
+    for (const [method, path, scope] of table) {
+      expect(acceptsKeys(method, path), `${method} ${path}`).toBe(true);
+      expect(scopeOf(method, path), `${method} ${path}`).toBe(scope);
+      expect(find(method, path).description, `${method} ${path}`).toContain(scope === undefined ? 'API keys:** accepted, whatever' : `\`${scope}\``);
+    }
+    const open = new Set(table.map(([method, path]) => `${method} ${path}`));
+    for (const op of operations()) {
+      if (open.has(`${op.method} ${op.path}`)) continue;
+      expect(acceptsKeys(op.method, op.path), `${op.method} ${op.path}`).toBe(false);
+      if (op.authenticated) expect(op.description, `${op.method} ${op.path}`).toContain('not available to API keys');
+    }
+  });
+
+  it('documents the API-key endpoints with their statuses, Location and the secret shown once', () => {
+    const create = find('POST', '/api-keys');
+    expect(create.statuses).toEqual(expect.arrayContaining([201, 400, 401, 403, 404, 409, 429]));
+    expect(Object.keys(record(record(create.responses['201']).headers))).toContain('Location');
+    expect(find('DELETE', '/api-keys/{key_id}').statuses).toEqual(expect.arrayContaining([204, 404, 429]));
+    expect(find('GET', '/api-keys').statuses).toContain(200);
+    expect(find('GET', '/api-keys/{key_id}').statuses).toContain(404);
+    expect(Object.keys(record(record(doc.components?.schemas).CreatedApiKeyResponse).properties ?? {})).toContain('secret');
   });
 });
 

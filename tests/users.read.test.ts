@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-const USER_KEYS = ['created_at', 'id', 'must_change_password', 'org_roles', 'role', 'scoped_departments', 'updated_at', 'username'];
+const USER_KEYS = ['created_at', 'id', 'kind', 'mfa_enabled', 'must_change_password', 'org_roles', 'role', 'scoped_departments', 'updated_at', 'username'];
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 type UserJson = { id: string; created_at: string; updated_at: string } & Record<string, unknown>;

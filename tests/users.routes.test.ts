@@ -49,7 +49,7 @@ describe('users.* procedures (CONTRACT §4.3, §4.7, §5)', () => {
     expect(Object.keys(paths['/users/{user_id}']?.delete?.responses ?? {})).toContain('409');
     const userResponse = doc.components?.schemas?.UserResponse;
     const properties = userResponse && 'properties' in userResponse ? Object.keys(userResponse.properties ?? {}) : [];
-    expect(properties.sort()).toEqual(['created_at', 'id', 'must_change_password', 'org_roles', 'role', 'scoped_departments', 'updated_at', 'username']);
+    expect(properties.sort()).toEqual(['created_at', 'id', 'kind', 'mfa_enabled', 'must_change_password', 'org_roles', 'role', 'scoped_departments', 'updated_at', 'username']);
   });
 });
 

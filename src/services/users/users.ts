@@ -87,11 +87,11 @@ export async function createUser(
   { em, clock, actor }: { em: EntityManager; clock: Clock; actor: Actor },
   input: { username: string; password?: string | undefined; role: Role; kind: UserKind },
 ): Promise<UserResponse> {
-  // A CEO is calling, so one exists; the partial unique index would refuse a second one anyway.
-  if (input.role === 'ceo') throw ApiError.conflict('there is already a CEO; a second one cannot be created');
   const { username, password, role } = input;
   // The request schema pairs the two already (CreateUserInput); this keeps any other caller to the same rule.
   if ((input.kind === 'service') !== (password === undefined)) throw ApiError.badRequest(`body.password: ${input.kind === 'service' ? 'not allowed for a service account' : 'required for a human user'}`);
+  // A CEO is calling, so one exists; the partial unique index would refuse a second one anyway.
+  if (input.role === 'ceo') throw ApiError.conflict('there is already a CEO; a second one cannot be created');
   return em.transactional(async (tx) => {
     // The username_key unique index decides duplicates (409/4001 through errors.ts), so a concurrent one loses in the database.
     const user =
