@@ -10,9 +10,8 @@ export type DB = InferKyselyDB<(typeof entities)[number], { columnNamingStrategy
 export type Stored<Table extends keyof DB> = Selectable<DB[Table]>;
 
 /**
- * Property names in queries and rows, column names in SQL: a column is its property in snake_case (MikroORM's
- * naming, tests/db.kysely.test.ts), so Kysely's own plugin renames both ways. MikroORM's plugin would too, but its
- * result step walks every property of every table for each row. Keys inside JSON stay; pg converts values (ormConfig.ts).
+ * Property names in queries and rows, column names in SQL: each column is its property in snake_case (tests/db.kysely.test.ts). Keys
+ * inside JSON stay. MikroORM's own plugin would rename too, but its result step walks every property of every table for each row.
  */
 export const propertyNames = new CamelCasePlugin({ maintainNestedObjectKeys: true });
 
