@@ -78,6 +78,22 @@ describe('the WebSocket with a key', () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
+  it('a revocation through one instance closes the key\'s socket on another within 2 s', async () => {
+    const other = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' }, databaseUrl: svc.databaseUrl });
+    try {
+      const otherBase = await listen(other);
+      const key = await botKey(['events:read', 'approvals:read']);
+      const socket = await TestSocket.open(otherBase, { ticket: await ticketWith(key) });
+      expect((await socket.request({ type: 'subscribe', channels: ['approvals'] })).type).toBe('subscribed');
+      const started = Date.now();
+      await ceo.caller.apiKeys.revoke({ key_id: key.id });
+      expect((await socket.closed).code).toBe(4001);
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      await other.close();
+    }
+  });
+
   it("deleting the key's user closes the socket with 4001 within 2 s", async () => {
     const key = await botKey(['events:read', 'users:read']);
     const socket = await socketOf(key, ['users']);
