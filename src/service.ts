@@ -13,16 +13,35 @@ import { RequestLimiter } from './limits/limiter.ts';
 import { createMetrics } from './metrics/registry.ts';
 import { parseRateLimitOverrides, resolvePolicy } from './limits/policy.ts';
 import { createLimiterStores, type LimiterStoreConfig } from './limits/stores.ts';
-import { startApprovalExpirySweeper } from './services/approvals/expiry.ts';
 import { createSetupLatch } from './services/auth/auth.ts';
 import { createLoginThrottle } from './services/auth/loginThrottle.ts';
 import { EventsRuntime, type EventsTimings } from './events/runtime.ts';
-import { startHousekeeping, type Housekeeping } from './services/housekeeping/housekeeping.ts';
+import { runHousekeeping, type RunResult } from './services/housekeeping/housekeeping.ts';
+import { JOB_TYPES } from './jobs/catalogue.ts';
+import type { JobType } from './jobs/jobType.ts';
+import { JobQueue } from './jobs/queue.ts';
 import { systemClock, type Clock } from './contracts/clock.ts';
 
-export type Service = { app: FastifyInstance; db: Database; deps: Deps; housekeeping: Housekeeping; close(): Promise<void> };
+export type Service = {
+  app: FastifyInstance;
+  db: Database;
+  deps: Deps;
+  /** Housekeeping, run at once in this process (the queue runs it every PURGE_INTERVAL_S on its own): for tests and operators. */
+  housekeeping: { runNow(): Promise<RunResult> };
+  /** This instance's job queue (pg-boss), a worker for every job type. */
+  jobs: JobQueue;
+  close(): Promise<void>;
+};
 
-export async function createService(config: Config, logger: Logger, opts: { clock?: Clock; database?: Database; eventTimings?: Partial<EventsTimings> } = {}): Promise<Service> {
+export type ServiceOptions = {
+  clock?: Clock;
+  database?: Database;
+  eventTimings?: Partial<EventsTimings>;
+  /** The job types this instance works; default every one the service has (src/jobs/catalogue.ts). */
+  jobTypes?: readonly JobType<object>[];
+};
+
+export async function createService(config: Config, logger: Logger, opts: ServiceOptions = {}): Promise<Service> {
   const startedAt = performance.now();
   // Validated before anything starts, so a broken PROVIDERS_FILE stops the boot with its own message.
   const providers = config.providersFile ? loadProviderCatalogue(config.providersFile) : loadProviderCatalogue();
@@ -47,26 +66,31 @@ export async function createService(config: Config, logger: Logger, opts: { cloc
     if (config.dashboardEnabled && !dashboard) logger.warn(`DASHBOARD_ENABLED but ${DASHBOARD_DIR} holds no build (npm run web:build); / is not served`);
     const metrics = createMetrics();
     const events = await EventsRuntime.start({ config, orm: db.orm, clock, logger, metrics }, db.url, opts.eventTimings);
+    // After the events runtime: a job's events are published by the instance that records them.
+    const jobs = await JobQueue.start(db.url, { orm: db.orm, clock, config, logger: logger.child({ component: 'jobs' }), metrics }, opts.jobTypes ?? JOB_TYPES).catch(
+      async (error: unknown) => {
+        await events.stop();
+        throw error;
+      },
+    );
     try {
-      const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, loginThrottle, setupLatch, dashboard, events, metrics };
+      const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, loginThrottle, setupLatch, dashboard, events, metrics, jobs };
       const app = await buildApp(deps);
-      const stopSweeper = startApprovalExpirySweeper(deps);
-      const housekeeping = startHousekeeping({ orm: db.orm, url: db.url, clock, config, logger, metrics });
       return {
         app,
         db,
         deps,
-        housekeeping,
+        housekeeping: { runNow: () => runHousekeeping({ orm: db.orm, clock, config, logger, metrics }) },
+        jobs,
         async close() {
-          stopSweeper();
-          await housekeeping.stop();
-          // Streams end first (inside app.close's preClose); the listener and jobs stop once requests are done.
-          await app.close();
+          // Streams end first (inside app.close's preClose); running jobs finish meanwhile.
+          await Promise.all([app.close(), jobs.stop()]);
           await events.stop();
           if (!opts.database) await db.close();
         },
       };
     } catch (error) {
+      await jobs.stop();
       await events.stop();
       throw error;
     }

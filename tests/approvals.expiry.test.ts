@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContextInner, recordingSink } from '../src/context/index.ts';
 import { kysely } from '../src/db/kysely.ts';
 import { createCaller } from '../src/routers/index.ts';
-import { expireOverdueApprovals, startApprovalExpirySweeper } from '../src/services/approvals/expiry.ts';
+import { approvalExpiryJob, expireOverdueApprovals } from '../src/services/approvals/expiry.ts';
+import type { Clock } from '../src/contracts/clock.ts';
+import { until } from './helpers/events.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser, type TestUser } from './helpers/users.ts';
 
@@ -17,7 +19,8 @@ let writer: TestUser;
 let approver: TestUser;
 
 beforeAll(async () => {
-  svc = await startTestService({ clock, env: { RATE_LIMITS_ENABLED: 'false' } });
+  // No jobs in the background: the sweep would write down what these tests expect only a read to write.
+  svc = await startTestService({ clock, env: { RATE_LIMITS_ENABLED: 'false' }, jobTypes: [] });
   [writer, approver] = await Promise.all([createUser(svc, { role: 'pair_programmer' }), createUser(svc, { role: 'manager' })]);
 });
 afterAll(() => svc.close());
@@ -216,19 +219,28 @@ describe('the expiry sweep', () => {
     expect(await expireOverdueApprovals(svc.deps.orm.em.fork(), svc.deps.clock.now())).toBe(0);
   });
 
-  it('startApprovalExpirySweeper runs it periodically until stopped', async () => {
-    const first = await create(60);
-    advance(61);
-    const stop = startApprovalExpirySweeper(svc.deps, { intervalMs: 20 });
+  it('runs on the job queue at the earliest pending deadline: the approval is written expired with its event within about a second, unread', async () => {
+    // A clock of its own, moved so that an approval's deadline comes 2 s from now.
+    const own: Clock & { offsetMs: number } = { offsetMs: 0, now: () => new Date(Date.now() + own.offsetMs) };
+    const creator = await startTestService({ clock: own, env: { RATE_LIMITS_ENABLED: 'false' }, jobTypes: [] });
+    const ownWriter = await createUser(creator, { role: 'pair_programmer' });
+    const approval = await ownWriter.caller.approvals.create({ ...BODY, ttl_seconds: 60 });
+    await creator.close();
+    own.offsetMs += 58_000;
+    const deadline = performance.now() + (Date.parse(approval.expires_at ?? '') - own.now().getTime());
+    // The sweep of this instance runs at boot, finds the deadline ahead and sleeps until it.
+    const worker = await startTestService({ clock: own, databaseUrl: creator.databaseUrl, jobTypes: [approvalExpiryJob()] });
     try {
-      await expect.poll(() => storedStatus(first.id), { timeout: 5000, interval: 20 }).toBe('expired');
+      const stored = async () => (await kysely(worker.deps.orm.em.fork()).selectFrom('approvals').select('status').where('id', '=', approval.id).executeTakeFirst())?.status;
+      await until(async () => (await stored()) === 'expired', 10_000, 'the sweep');
+      const late = performance.now() - deadline;
+      expect(late).toBeGreaterThanOrEqual(0);
+      expect(late).toBeLessThan(1500);
+      const events = await kysely(worker.deps.orm.em.fork()).selectFrom('events').select('data').where('type', '=', 'approval.expired').execute();
+      expect(events.filter((e) => e.data.id === approval.id)).toHaveLength(1);
     } finally {
-      stop();
+      await worker.close();
     }
-    const second = await create(60);
-    advance(61);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    expect(await storedStatus(second.id)).toBe('pending');
   });
 });
 

@@ -1,11 +1,13 @@
-// Housekeeping (CONTRACT §4.10): what the periodic purge deletes and keeps, one instance at a time, never throwing.
+// Housekeeping (CONTRACT §4.10): what the periodic purge deletes and keeps, never throwing, run by the job queue once per interval.
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { kysely } from '../src/db/kysely.ts';
 import { revokeSession } from '../src/services/auth/sessions.ts';
 import { insertRefreshToken, insertTicket } from '../src/services/auth/store.ts';
-import { runHousekeeping, startHousekeeping, type HousekeepingDeps, type PurgeTask } from '../src/services/housekeeping/housekeeping.ts';
+import { housekeepingJob, runHousekeeping, type HousekeepingDeps, type PurgeTask } from '../src/services/housekeeping/housekeeping.ts';
 import { claimKey } from '../src/services/idempotency/store.ts';
+import { until } from './helpers/events.ts';
 import { PROBLEM } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { createUser } from './helpers/users.ts';
@@ -33,7 +35,6 @@ const warnings: unknown[] = [];
 function depsOf(service: TestService): HousekeepingDeps {
   return {
     orm: service.deps.orm,
-    url: service.db.url,
     clock,
     config: service.deps.config,
     logger: { info: () => {}, warn: (obj: unknown) => void warnings.push(obj) },
@@ -50,7 +51,7 @@ describe('the periodic purge', () => {
   it('keeps a revoked session (still 1002) until both its tokens have expired, then purges it with its refresh tokens', async () => {
     const user = await createUser(svc);
     await svc.deps.orm.em.fork().transactional((tx) => revokeSession({ em: tx, clock }, user.sessionId, 'revoked', { username: null }));
-    expect((await svc.housekeeping.runNow()).ran).toBe(true);
+    expect((await svc.housekeeping.runNow()).failed).toEqual([]);
     const me = await svc.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { ...user.headers, ...PROBLEM } });
     expect(me.json().error_code).toBe(1002);
 
@@ -125,38 +126,55 @@ describe('the periodic purge', () => {
     const before = (await svc.deps.metrics.purgedRows.get()).values.find((v) => v.labels.task === 'sessions')?.value ?? 0;
     clock.ms += 8 * DAY;
     const result = await svc.housekeeping.runNow();
-    expect(result.ran && result.purged.sessions).toBeGreaterThanOrEqual(1);
+    expect(result.purged.sessions).toBeGreaterThanOrEqual(1);
     const after = (await svc.deps.metrics.purgedRows.get()).values.find((v) => v.labels.task === 'sessions')?.value ?? 0;
-    expect(after - before).toBe(result.ran ? result.purged.sessions : -1);
+    expect(after - before).toBe(result.purged.sessions);
   });
 });
 
-describe('several instances', () => {
-  it('runs on one instance at a time: another one skips while the first holds the lock', async () => {
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let entered = () => {};
-    const inside = new Promise<void>((resolve) => (entered = resolve));
-    const slow: PurgeTask = {
-      name: 'slow',
-      purge: async () => {
-        entered();
-        await gate;
-        return 0;
-      },
-    };
-    let calls = 0;
-    const counting: PurgeTask = { name: 'counting', purge: () => Promise.resolve(void calls++).then(() => 0) };
+describe('on the job queue', () => {
+  async function jobs(state: string) {
+    const client = new pg.Client({ connectionString: svc.databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ start_after: Date; completed_on: Date | null }>(
+        'SELECT start_after, completed_on FROM pgboss.job WHERE name = $1 AND state = $2 ORDER BY created_on',
+        [housekeepingJob.name, state],
+      );
+      return rows;
+    } finally {
+      await client.end();
+    }
+  }
 
-    const first = runHousekeeping(depsOf(svc), [slow]);
-    await inside;
-    expect(await runHousekeeping(depsOf(other), [counting])).toEqual({ ran: false });
-    expect(calls).toBe(0);
-    release();
-    expect((await first).ran).toBe(true);
-    // The lock is free again once the first run is over.
-    expect((await runHousekeeping(depsOf(other), [counting])).ran).toBe(true);
-    expect(calls).toBe(1);
+  it('with two instances on one database, one run is queued, PURGE_INTERVAL_S after the last run ended', async () => {
+    // Both instances sent a first run at boot (the second one's runs right after the first, whose own
+    // successor it displaced); the run that ended last queued the next one.
+    const later = async () => (await jobs('created')).filter((job) => job.start_after.getTime() > Date.now() + 60_000);
+    await until(async () => (await later()).length > 0, 10_000, 'the runs at boot to end');
+    const queued = await jobs('created');
+    expect(queued).toHaveLength(1);
+    const ends = (await jobs('completed')).map((job) => job.completed_on?.getTime() ?? 0);
+    const gapS = ((queued[0]?.start_after.getTime() ?? 0) - Math.max(...ends)) / 1000;
+    expect(gapS).toBeGreaterThan(svc.deps.config.purgeIntervalS - 5);
+    expect(gapS).toBeLessThanOrEqual(svc.deps.config.purgeIntervalS + 1);
+  });
+
+  it('purges by itself: rows past retention in a database are gone once an instance with the queue has started', async () => {
+    // Written by an instance that runs no jobs, then a fresh instance boots with them.
+    const writer = await startTestService({ clock, jobTypes: [] });
+    const user = await createUser(writer);
+    const now = clock.now();
+    const expired = { ticketHash: hex(), userId: user.id, sessionId: user.sessionId, createdAt: now, expiresAt: new Date(now.getTime() - 1000), redeemedAt: null };
+    await insertTicket(writer.deps.orm.em.fork(), expired);
+    await writer.close();
+    const worker = await startTestService({ clock, databaseUrl: writer.databaseUrl });
+    try {
+      const left = async () => (await kysely(worker.deps.orm.em.fork()).selectFrom('ws_tickets').select('ticketHash').where('ticketHash', '=', expired.ticketHash).execute()).length;
+      await until(async () => (await left()) === 0, 10_000, 'the queued run to purge the ticket');
+    } finally {
+      await worker.close();
+    }
   });
 });
 
@@ -169,27 +187,8 @@ describe('failures', () => {
       { name: 'after', purge: () => Promise.resolve(void (ranAfter = true)).then(() => 0) },
     ];
     const result = await runHousekeeping(depsOf(svc), tasks);
-    expect(result).toEqual({ ran: true, purged: { after: 0 }, failed: ['broken'] });
+    expect(result).toEqual({ purged: { after: 0 }, failed: ['broken'] });
     expect(ranAfter).toBe(true);
     expect(warnings).toEqual([expect.objectContaining({ task: 'broken' })]);
-  });
-
-  it('an unreachable database makes a run skip with a warning instead of throwing', async () => {
-    warnings.length = 0;
-    const result = await runHousekeeping({ ...depsOf(svc), url: 'postgresql://nobody:x@127.0.0.1:1/none' }, []);
-    expect(result).toEqual({ ran: false });
-    expect(warnings).toHaveLength(1);
-  });
-});
-
-describe('the timer', () => {
-  it('runs every interval in the background and stops on stop(), waiting for a run in progress', async () => {
-    let runs = 0;
-    const job = startHousekeeping(depsOf(svc), { intervalMs: 50, tasks: [{ name: 'tick', purge: () => Promise.resolve(void runs++).then(() => 0) }] });
-    await expect.poll(() => runs, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
-    await job.stop();
-    const stoppedAt = runs;
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(runs).toBe(stoppedAt);
   });
 });

@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../contracts/clock.ts';
 import type { DashboardAssets } from '../dashboard/assets.ts';
 import type { LiveEvents } from '../events/runtime.ts';
+import type { JobSender } from '../jobs/jobType.ts';
 import type { RequestLimiter } from '../limits/limiter.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import type { SetupLatch } from '../services/auth/auth.ts';
@@ -34,4 +35,6 @@ export type Deps = {
   events: LiveEvents;
   /** Prometheus instruments (CONTRACT §4.10); updated whether or not GET /metrics is served. */
   metrics: Metrics;
+  /** The job queue (CONTRACT §1 rev. 3, background work): where a service sends a job, in its transaction or not. */
+  jobs: JobSender;
 };

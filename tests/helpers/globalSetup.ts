@@ -7,6 +7,7 @@ import pg from 'pg';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { startEmbeddedPostgres } from '../../src/db/embedded.ts';
 import { migrateWithLock } from '../../src/db/database.ts';
+import { migrateJobsSchema } from '../../src/jobs/queue.ts';
 import { ormOptions } from '../../src/db/ormConfig.ts';
 import { ensureDashboard } from '../../scripts/web.ts';
 
@@ -34,6 +35,8 @@ export default async function setup(project: TestProject) {
   const orm = await MikroORM.init(ormOptions(templateUrl));
   await migrateWithLock(orm);
   await orm.close(true);
+  // pg-boss's schema too, so a test file's service finds it installed instead of building it again.
+  await migrateJobsSchema(templateUrl);
   project.provide('pgServerUrl', server.url);
   return async () => {
     await server.stop();

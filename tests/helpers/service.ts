@@ -7,7 +7,7 @@ import type { EventsTimings } from '../../src/events/runtime.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createCaller } from '../../src/routers/index.ts';
-import { createService, type Service } from '../../src/service.ts';
+import { createService, type Service, type ServiceOptions } from '../../src/service.ts';
 import { createTestDatabase } from './database.ts';
 import type { Credentials } from '../../src/contracts/actor.ts';
 import type { Clock } from '../../src/contracts/clock.ts';
@@ -25,6 +25,8 @@ export async function startTestService(
     clock?: Clock;
     databaseUrl?: string;
     eventTimings?: Partial<EventsTimings>;
+    /** The job types the service works (default: all of them); `[]` for none in the background. */
+    jobTypes?: ServiceOptions['jobTypes'];
     /** Where the service's log lines go (at LOG_LEVEL, silent unless `env` sets it), e.g. a recorder. */
     logDestination?: DestinationStream;
   } = {},
@@ -36,7 +38,12 @@ export async function startTestService(
   const budgets = { DB_ACQUIRE_TIMEOUT_MS: '15000', STATEMENT_TIMEOUT_MS: '30000' };
   const config = loadConfig({ LOG_LEVEL: 'silent', ...budgets, ...opts.env, DATABASE_URL: databaseUrl, PUBLIC_URL: 'http://agent-org.test' });
   const database = await openDatabase(config, silent);
-  const service = await createService(config, createLogger(config.logLevel, opts.logDestination), { database, ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.eventTimings ? { eventTimings: opts.eventTimings } : {}) });
+  const service = await createService(config, createLogger(config.logLevel, opts.logDestination), {
+    database,
+    ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.eventTimings ? { eventTimings: opts.eventTimings } : {}),
+    ...(opts.jobTypes ? { jobTypes: opts.jobTypes } : {}),
+  });
   return {
     ...service,
     databaseUrl,

@@ -1,12 +1,11 @@
-// Writes overdue pending approvals as expired: on the reads that meet them and by a periodic sweep.
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { BaseLogger } from 'pino';
+// Writes overdue pending approvals as expired: on the reads that meet them and by a sweep on the job queue, at each deadline.
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordEvent } from '../../events/record.ts';
+import { definePeriodicJob } from '../../jobs/periodic.ts';
+import type { JobType } from '../../jobs/jobType.ts';
 import { toApprovalResponse } from './response.ts';
-import { expireIfOverdue, expireOverdueBatch, type StoredApproval } from './store.ts';
-import type { Clock } from '../../contracts/clock.ts';
+import { expireIfOverdue, expireOverdueBatch, nextDeadline, type StoredApproval } from './store.ts';
 
-export const SWEEP_INTERVAL_MS = 30_000;
 // Bounded batches keep each sweep statement's row locks short next to concurrent decisions.
 const SWEEP_BATCH = 1000;
 
@@ -33,24 +32,35 @@ async function recordExpired(tx: EntityManager, expired: readonly StoredApproval
   return expired.length;
 }
 
-/** Runs the expiry sweep every `intervalMs` without keeping the process alive; returns the stop function. */
-export function startApprovalExpirySweeper(
-  { orm, clock, logger }: { orm: MikroORM; clock: Clock; logger: Pick<BaseLogger, 'info' | 'warn'> },
-  opts: { intervalMs?: number } = {},
-): () => void {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return; // a slow sweep is not stacked on by the next tick
-    running = true;
-    expireOverdueApprovals(orm.em.fork(), clock.now())
-      .then((expired) => {
-        if (expired > 0) logger.info({ expired }, 'expired overdue approvals');
-      })
-      .catch((error: unknown) => logger.warn({ err: error }, 'approval expiry sweep failed'))
-      .finally(() => {
-        running = false;
-      });
-  }, opts.intervalMs ?? SWEEP_INTERVAL_MS);
-  timer.unref();
-  return () => clearInterval(timer);
+/**
+ * The longest the sweep ever sleeps. Shorter than the shortest ttl_seconds (60), so a sweep runs between any
+ * approval's creation and its deadline, and that sweep schedules the next one no later than the deadline.
+ */
+export const SWEEP_MAX_INTERVAL_S = 30;
+
+/**
+ * The expiry sweep on the job queue: it runs when the earliest pending deadline comes (or after
+ * SWEEP_MAX_INTERVAL_S, whichever is first), writes every overdue approval expired with its `approval.expired`
+ * event, and schedules its next run; one run at a time on whichever instance takes it. The events therefore
+ * come within about `pollIntervalS` of each deadline, read or not. Reads that meet an overdue approval
+ * still write it down themselves (a waiting client's deadline timer does so at once).
+ */
+export function approvalExpiryJob(opts: { maxIntervalS?: number; pollIntervalS?: number } = {}): JobType<Record<string, never>> {
+  const maxIntervalS = opts.maxIntervalS ?? SWEEP_MAX_INTERVAL_S;
+  return definePeriodicJob({
+    name: 'approvals.expire',
+    run: async ({ orm, clock, logger }) => {
+      const expired = await expireOverdueApprovals(orm.em.fork(), clock.now());
+      if (expired > 0) logger.info({ expired }, 'expired overdue approvals');
+    },
+    nextRunInS: async ({ orm, clock }) => {
+      const deadline = await nextDeadline(orm.em.fork());
+      if (deadline === null) return maxIntervalS;
+      // A deadline already past (a row a concurrent decision held): soon, not in a loop.
+      return Math.min(maxIntervalS, Math.max(0.5, (deadline.getTime() - clock.now().getTime()) / 1000));
+    },
+    // A sweep is bounded batches; one running this long has lost its worker, and the next must not wait long.
+    expireInSeconds: 60,
+    pollIntervalS: opts.pollIntervalS ?? 1,
+  });
 }

@@ -108,3 +108,14 @@ export async function expireOverdueBatch(em: EntityManager, now: Date, batch: nu
     .returningAll()
     .execute();
 }
+
+/** The earliest deadline of a pending approval (overdue ones included), or null when no pending approval has one. */
+export async function nextDeadline(em: EntityManager): Promise<Date | null> {
+  const row = await kysely(em)
+    .selectFrom('approvals')
+    .select((eb) => eb.fn.min('expiresAt').as('at'))
+    .where('status', '=', 'pending')
+    .where('expiresAt', 'is not', null)
+    .executeTakeFirst();
+  return row?.at ?? null;
+}
