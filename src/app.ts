@@ -51,7 +51,7 @@ export async function buildApp(deps: Deps, opts: { drainMs?: number } = {}): Pro
   await app.register(responseHeaders, { headers });
   await app.register(accessLog);
   await app.register(errorHandlers, { config, headers });
-  await app.register(shutdown, { config, ...(opts.drainMs === undefined ? {} : { drainMs: opts.drainMs }) });
+  await app.register(shutdown, { config, held: deps.approvalWaits, ...(opts.drainMs === undefined ? {} : { drainMs: opts.drainMs }) });
   await app.register(requestTimeout, { config });
   await app.register(cookiesAndCors, { config });
   await app.register(bodyParsers);

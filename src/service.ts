@@ -17,6 +17,7 @@ import { createSetupLatch } from './services/auth/auth.ts';
 import { createLoginThrottle } from './services/auth/loginThrottle.ts';
 import { EventsRuntime, type EventsTimings } from './events/runtime.ts';
 import { runHousekeeping, type RunResult } from './services/housekeeping/housekeeping.ts';
+import { ApprovalWaits } from './services/approvals/waiting.ts';
 import { JOB_TYPES } from './jobs/catalogue.ts';
 import type { JobType } from './jobs/jobType.ts';
 import { JobQueue } from './jobs/queue.ts';
@@ -74,7 +75,8 @@ export async function createService(config: Config, logger: Logger, opts: Servic
       },
     );
     try {
-      const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, loginThrottle, setupLatch, dashboard, events, metrics, jobs };
+      const approvalWaits = new ApprovalWaits(events.hub, logger.child({ component: 'approval-waits' }));
+      const deps: Deps = { config, orm: db.orm, clock, logger, secret, startedAt, providers, limiter, loginThrottle, setupLatch, dashboard, events, metrics, jobs, approvalWaits };
       const app = await buildApp(deps);
       return {
         app,
@@ -83,7 +85,7 @@ export async function createService(config: Config, logger: Logger, opts: Servic
         housekeeping: { runNow: () => runHousekeeping({ orm: db.orm, clock, config, logger, metrics }) },
         jobs,
         async close() {
-          // Streams end first (inside app.close's preClose); running jobs finish meanwhile.
+          // Streams end and waits are answered first (inside app.close's preClose); running jobs finish meanwhile.
           await Promise.all([app.close(), jobs.stop()]);
           await events.stop();
           if (!opts.database) await db.close();

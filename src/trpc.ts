@@ -26,6 +26,11 @@ export type RestMeta = {
   /** Accepts an `Idempotency-Key` header: a repeat is answered from the first call (CONTRACT §2.5). */
   idempotencyKey?: boolean;
   /**
+   * The procedure may hold its answer (a wait, CONTRACT §4.11): the REST facade hands it a `signal` that aborts
+   * when the client disconnects, as tRPC's own adapter does for every call.
+   */
+  abortOnDisconnect?: boolean;
+  /**
    * Cookies the operation handles itself (CONTRACT §3.2, §3.3): those it reads beyond authentication
    * (refresh and logout work from cookies alone), and whether it issues the three session cookies or clears them.
    */

@@ -138,3 +138,38 @@ describe('SIGTERM', () => {
     }
   });
 });
+
+describe('SIGTERM with a request waiting for a decision (CONTRACT §4.11)', () => {
+  it('answers it at once with the approval still pending, stops the job queue, and exits 0 well inside the drain bound', async () => {
+    const { child, port, output, exited } = await startMain();
+    const base = `http://127.0.0.1:${String(port)}/api/v1`;
+    const setup = await fetch(`${base}/auth/setup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'chief', password: 'correct horse battery staple' }),
+    });
+    expect(setup.status).toBe(201);
+    const cookies = new Map(setup.headers.getSetCookie().map((c) => c.split(';')[0]?.split('=') ?? []).map(([k, v]) => [k ?? '', v ?? '']));
+    const headers = { cookie: `session=${cookies.get('session') ?? ''}; csrf_token=${cookies.get('csrf_token') ?? ''}`, 'x-csrf-token': cookies.get('csrf_token') ?? '' };
+    const created = await fetch(`${base}/approvals`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ action_type: 'deploy:production', title: 'Ship', description: 'Release', risk_level: 'low' }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = ((await created.json()) as { data: { id: string } }).data;
+
+    const waiting = fetch(`${base}/approvals/${id}?wait_s=60`, { headers });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const signalled = Date.now();
+    child.kill('SIGTERM');
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as { data: { status: string } }).data.status).toBe('pending');
+    expect(Date.now() - signalled).toBeLessThan(3000);
+
+    expect(await exited, output()).toEqual({ code: 0, signal: null });
+    expect(Date.now() - signalled).toBeLessThan(DRAIN_TIMEOUT_MS);
+    expect(output()).not.toContain('job queue error');
+  });
+});

@@ -8,6 +8,7 @@ import type { LiveEvents } from '../events/runtime.ts';
 import type { JobSender } from '../jobs/jobType.ts';
 import type { RequestLimiter } from '../limits/limiter.ts';
 import type { Metrics } from '../metrics/registry.ts';
+import type { ApprovalWaits } from '../services/approvals/waiting.ts';
 import type { SetupLatch } from '../services/auth/auth.ts';
 import type { LoginThrottle } from '../services/auth/loginThrottle.ts';
 import type { ProviderCatalogue } from '../contracts/catalogue.ts';
@@ -37,4 +38,6 @@ export type Deps = {
   metrics: Metrics;
   /** The job queue (CONTRACT §1 rev. 3, background work): where a service sends a job, in its transaction or not. */
   jobs: JobSender;
+  /** Requests of this instance waiting for a decision (CONTRACT §4.11). */
+  approvalWaits: ApprovalWaits;
 };

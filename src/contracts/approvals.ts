@@ -60,7 +60,21 @@ export const ListApprovalsInput = z.strictObject({
 });
 export type ListApprovalsInput = z.infer<typeof ListApprovalsInput>;
 
-export const GetApprovalInput = z.strictObject({ approval_id: ApprovalId });
+/** Longest a `GET /approvals/{id}?wait_s=N` may hold its answer (CONTRACT §4.11). */
+export const MAX_WAIT_SECONDS = 60;
+
+export const GetApprovalInput = z.strictObject({
+  approval_id: ApprovalId,
+  wait_s: z
+    .int()
+    .min(1)
+    .max(MAX_WAIT_SECONDS)
+    .nullish()
+    .describe(
+      `Seconds (1..${MAX_WAIT_SECONDS}) to hold the answer while the approval is pending: it comes as soon as the approval is ` +
+        'decided or expires, or when the time is up (then still `pending`). Absent or empty: answered at once.',
+    ),
+});
 
 export const ApproveInput = z.strictObject({
   approval_id: ApprovalId,

@@ -8,7 +8,10 @@ import { sendError } from '../rest/reply.ts';
 /** How long in-flight requests may take to finish after close begins. */
 export const DRAIN_TIMEOUT_MS = 10_000;
 
-async function shutdown(app: FastifyInstance, opts: { config: Config; drainMs?: number }): Promise<void> {
+/** Requests that hold their answer (approval waits): answered with what they have the moment closing begins. */
+export type HeldRequests = { endAll(): void };
+
+async function shutdown(app: FastifyInstance, opts: { config: Config; drainMs?: number; held?: HeldRequests }): Promise<void> {
   let closing = false;
   let cut: NodeJS.Timeout | undefined;
   // Callback style: this runs on every request, and an async hook costs a promise each time.
@@ -20,6 +23,8 @@ async function shutdown(app: FastifyInstance, opts: { config: Config; drainMs?: 
   });
   app.addHook('preClose', async () => {
     closing = true;
+    // A wait may hold for a minute, longer than the drain: it answers now, with its approval's current state.
+    opts.held?.endAll();
     // server.close() waits for every open connection; after the bound, the remaining ones are cut.
     cut = setTimeout(() => app.server.closeAllConnections(), opts.drainMs ?? DRAIN_TIMEOUT_MS);
     cut.unref();

@@ -64,7 +64,7 @@ async function handle(route: RestRoute, deps: Deps, req: FastifyRequest, reply: 
       path: route.procedurePath,
       type: route.type,
       getRawInput: inputless ? noInput : () => (input ??= Promise.resolve().then(() => buildInput(route, req))),
-      signal: undefined,
+      signal: route.rest.abortOnDisconnect === true ? disconnectSignal(reply) : undefined,
       batchIndex: 0,
     });
   } catch (error) {
@@ -84,6 +84,16 @@ async function handle(route: RestRoute, deps: Deps, req: FastifyRequest, reply: 
 }
 
 const ListResult = z.object({ items: z.array(z.unknown()), pagination: Pagination });
+
+/** Aborts when the connection closes before the answer was sent: the client went away (tRPC's adapter does the same). */
+function disconnectSignal(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  const res = reply.raw;
+  res.once('close', () => {
+    if (!res.writableEnded) controller.abort();
+  });
+  return controller.signal;
+}
 
 /** Like toApiError, but input errors name where the field was sent (`body.x`, `query.limit`, `path.user_id`). */
 function restError(error: unknown, route: RestRoute): ApiError {

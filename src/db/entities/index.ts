@@ -1,5 +1,6 @@
 // Every entity the ORM knows; adding one here is how a table joins the schema (then `npm run db:migration:create`).
 import { AppSettingSchema } from './AppSetting.ts';
+import { ApprovalWaitSchema } from './ApprovalWait.ts';
 import { IdempotencyKeySchema } from './IdempotencyKey.ts';
 import { EventSchema, EventsPublish } from './Event.ts';
 import { EventRetentionSchema } from './EventRetention.ts';
@@ -14,7 +15,7 @@ import { UserSchema } from './User.ts';
 import { UserOrgRoleSchema } from './UserOrgRole.ts';
 import { WsTicketSchema } from './WsTicket.ts';
 
-export const entities = [AppSettingSchema, UserSchema, UserOrgRoleSchema, SessionSchema, RefreshTokenSchema, WsTicketSchema, SetupStateSchema, SetupAgentSchema, ApprovalSchema, StageDecisionSchema, IdempotencyKeySchema, EventSchema, EventRetentionSchema, EventStreamSchema];
+export const entities = [AppSettingSchema, UserSchema, UserOrgRoleSchema, SessionSchema, RefreshTokenSchema, WsTicketSchema, SetupStateSchema, SetupAgentSchema, ApprovalSchema, StageDecisionSchema, IdempotencyKeySchema, EventSchema, EventRetentionSchema, EventStreamSchema, ApprovalWaitSchema];
 
 /** Stored functions the ORM manages (declared, migrated and called typed through `em.callRoutine`). */
 export const routines = [EventsPublish];

@@ -2,6 +2,7 @@
 import { approverProcedure, authedProcedure, router, writerProcedure } from '../../trpc.ts';
 import { idempotently } from '../idempotency.ts';
 import * as approvals from '../../services/approvals/approvals.ts';
+import { MAX_WAITS_PER_USER } from '../../services/approvals/waiting.ts';
 import { ApprovalPage, ApprovalResponse, ApproveInput, CreateApprovalInput, GetApprovalInput, ListApprovalsInput, RejectInput } from '../../contracts/approvals.ts';
 
 const DECISION_ERRORS = {
@@ -50,15 +51,26 @@ export const approvalsRouter = router({
         method: 'GET',
         path: '/approvals/{approval_id}',
         tags: ['approvals'],
-        summary: 'Read one approval (strong ETag)',
+        summary: 'Read one approval (strong ETag), or wait for its decision',
+        description:
+          `With \`wait_s\`, a pending approval's answer is held until it is decided or expires (through any instance), ` +
+          'or `wait_s` seconds pass; then 200 with its state at that moment (still `pending` if nothing happened) and ' +
+          `its \`ETag\`. A decided or expired approval is answered at once. At most ${String(MAX_WAITS_PER_USER)} waits per ` +
+          'user may be in flight; closing the connection ends a wait.',
       },
-      rest: { etag: true },
-      errors: { 3000: 'No approval has this id.' },
+      rest: { etag: true, abortOnDisconnect: true },
+      errors: {
+        3000: 'No approval has this id.',
+        5002: `With \`wait_s\`: ${String(MAX_WAITS_PER_USER)} waits of this user are already in flight (on any instance); this limit stays on when rate limits are switched off.`,
+      },
     })
     .input(GetApprovalInput)
     .output(ApprovalResponse)
-    .query(async ({ ctx, input }) => {
-      const { approval, etag } = await approvals.getApproval({ em: ctx.em, clock: ctx.deps.clock }, input.approval_id);
+    .query(async ({ ctx, input, signal }) => {
+      const env = { em: ctx.em, clock: ctx.deps.clock };
+      const { approval, etag } = input.wait_s
+        ? await ctx.deps.approvalWaits.wait({ ...env, actor: ctx.actor }, input.approval_id, input.wait_s, signal)
+        : await approvals.getApproval(env, input.approval_id);
       ctx.response.setHeader('etag', etag);
       return approval;
     }),

@@ -119,3 +119,35 @@ export async function nextDeadline(em: EntityManager): Promise<Date | null> {
     .executeTakeFirst();
   return row?.at ?? null;
 }
+
+/** A wait in flight (CONTRACT §4.11): it counts toward its user's cap until it is released or `heldUntil` passes. */
+export type WaitSlot = Stored<'approval_waits'>;
+
+/**
+ * Records a wait if its user holds fewer than `max` live ones (on any instance); false at the cap. Run it in a
+ * transaction: the user's row is locked so that concurrent waits count each other.
+ */
+export async function takeWaitSlot(em: EntityManager, slot: WaitSlot, opts: { now: Date; max: number }): Promise<boolean> {
+  const db = kysely(em);
+  // Not FOR UPDATE: that would also hold up inserts that reference the user (sessions, tickets) meanwhile.
+  await db.selectFrom('users').select('id').where('id', '=', slot.userId).forNoKeyUpdate().execute();
+  const held = await db
+    .selectFrom('approval_waits')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('userId', '=', slot.userId)
+    .where('heldUntil', '>', opts.now)
+    .executeTakeFirst();
+  if (Number(held?.n ?? 0) >= opts.max) return false;
+  await db.insertInto('approval_waits').values(slot).execute();
+  return true;
+}
+
+export async function releaseWaitSlot(em: EntityManager, id: string): Promise<void> {
+  await kysely(em).deleteFrom('approval_waits').where('id', '=', id).execute();
+}
+
+/** Forgets waits past their `heldUntil`: those of an instance that died (housekeeping). Returns how many. */
+export async function purgeEndedWaits(em: EntityManager, now: Date): Promise<number> {
+  const result = await kysely(em).deleteFrom('approval_waits').where('heldUntil', '<=', now).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

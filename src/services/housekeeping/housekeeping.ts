@@ -4,6 +4,7 @@ import type { BaseLogger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Metrics } from '../../metrics/registry.ts';
 import { definePeriodicJob } from '../../jobs/periodic.ts';
+import { purgeEndedWaits } from '../approvals/store.ts';
 import { purgeEndedSessions, purgeRefreshTokens, purgeWsTickets } from '../auth/store.ts';
 import { purgeExpiredKeys } from '../idempotency/store.ts';
 import type { Clock } from '../../contracts/clock.ts';
@@ -28,6 +29,8 @@ export const PURGE_TASKS: readonly PurgeTask[] = [
   { name: 'ws_tickets', purge: ({ em, now }, limit) => purgeWsTickets(em, now, limit) },
   // One indexed statement (idempotency_keys_expires_at_idx) for all of them: at most a day's keys expire at once.
   { name: 'idempotency_keys', purge: ({ em, now }) => purgeExpiredKeys(em, now) },
+  // Rows of approval waits whose instance died before releasing them; a few at most.
+  { name: 'approval_waits', purge: ({ em, now }) => purgeEndedWaits(em, now) },
 ];
 
 // Rows per statement: each delete stays well inside STATEMENT_TIMEOUT_MS and holds few locks at once.
