@@ -150,8 +150,12 @@ describe('on the job queue', () => {
   it('with two instances on one database, one run is queued, PURGE_INTERVAL_S after the last run ended', async () => {
     // Both instances sent a first run at boot (the second one's runs right after the first, whose own
     // successor it displaced); the run that ended last queued the next one.
-    const later = async () => (await jobs('created')).filter((job) => job.start_after.getTime() > Date.now() + 60_000);
-    await until(async () => (await later()).length > 0, 10_000, 'the runs at boot to end');
+    // A run sends its successor before pg-boss marks it completed: wait for both.
+    const settled = async () =>
+      (await jobs('active')).length === 0 &&
+      (await jobs('completed')).length > 0 &&
+      (await jobs('created')).some((job) => job.start_after.getTime() > Date.now() + 60_000);
+    await until(settled, 10_000, 'the runs at boot to end');
     const queued = await jobs('created');
     expect(queued).toHaveLength(1);
     const ends = (await jobs('completed')).map((job) => job.completed_on?.getTime() ?? 0);
