@@ -280,7 +280,8 @@ export async function measure(server: ServerProcess, url: string, opts: LoadOpti
 /** Rounds per side of alternateRounds(); odd, so median() is a true median. */
 export const PAIR_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
-export type Contender = { server: ServerProcess; url: string };
+/** One side of a pairing: its server, the URL it is loaded on, and what it sends beyond the shared options (its own credential, say). */
+export type Contender = { server: ServerProcess; url: string; opts?: LoadOptions };
 export type Pairing = { app: Measured[]; ceiling: Measured[] };
 
 /**
@@ -289,12 +290,13 @@ export type Pairing = { app: Measured[]; ceiling: Measured[] };
  * per request and p99 are reported beside req/s.
  */
 export async function alternateRounds(app: Contender, ceiling: Contender, opts: LoadOptions = {}): Promise<Pairing> {
-  await loadTotals(app.url, { ...opts, durationS: 3 });
-  await loadTotals(ceiling.url, { ...opts, durationS: 3 });
+  const optsOf = (side: Contender): LoadOptions => ({ ...opts, ...side.opts, headers: { ...opts.headers, ...side.opts?.headers } });
+  await loadTotals(app.url, { ...optsOf(app), durationS: 3 });
+  await loadTotals(ceiling.url, { ...optsOf(ceiling), durationS: 3 });
   const pairing: Pairing = { app: [], ceiling: [] };
   for (let round = 0; round < PAIR_ROUNDS; round++) {
-    pairing.app.push(await measure(app.server, app.url, opts));
-    pairing.ceiling.push(await measure(ceiling.server, ceiling.url, opts));
+    pairing.app.push(await measure(app.server, app.url, optsOf(app)));
+    pairing.ceiling.push(await measure(ceiling.server, ceiling.url, optsOf(ceiling)));
   }
   return pairing;
 }
