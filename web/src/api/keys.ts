@@ -16,6 +16,8 @@ export const keys = {
   locales: ['setup', 'locales'],
   presets: ['setup', 'presets'],
   me: ['users', 'me'],
+  /** The caller's two-factor status (turned on or off is a `user.updated` event). */
+  mfa: ['users', 'mfa'],
   users: ['users', 'list'],
   /** Every user at once, for the pickers (a prefix of `users` would refresh it; this one is below it). */
   everyone: ['users', 'list', 'everyone'],

@@ -31,6 +31,26 @@ export const queries = {
       staleTime: Infinity,
     }),
 
+  /**
+   * The signed-in user's two-factor status, asked with `me` (one batched request): it says whether the role
+   * requires two-factor authentication before anything else can be done. Null when nobody is signed in or the
+   * password must be changed first (that gate comes before this one).
+   */
+  mfaStatus: () =>
+    queryOptions({
+      queryKey: keys.mfa,
+      queryFn: async () => {
+        try {
+          return await trpc.auth.mfa.status.query();
+        } catch (error) {
+          const status = problemOf(error)?.status;
+          if (status === 401 || status === 403) return null;
+          throw error;
+        }
+      },
+      staleTime: Infinity,
+    }),
+
   approvals: (filters: ApprovalFilters) =>
     infiniteQueryOptions({
       queryKey: keys.approvals(filters),

@@ -14,12 +14,14 @@ export function takeSessionNotice(): string | null {
 
 /**
  * Signed out (logout, or a session that could not be renewed): every cached answer belonged to that
- * session and goes; `me` becomes null, and the router shows the login page.
+ * session and goes; `me` and the two-factor status become null (kept, not removed: the shell follows them), and
+ * the router shows the login page.
  */
 export function signedOut(reason: string | null): void {
   if (reason !== null && queryClient.getQueryData(keys.me)) notice = reason;
-  queryClient.removeQueries({ predicate: (q) => q.queryKey[0] !== 'users' || q.queryKey[1] !== 'me' });
+  queryClient.removeQueries({ predicate: (q) => q.queryKey[0] !== 'users' || (q.queryKey[1] !== 'me' && q.queryKey[1] !== 'mfa') });
   queryClient.setQueryData(keys.me, null);
+  queryClient.setQueryData(keys.mfa, null);
 }
 
 export const trpc = createClient({

@@ -73,6 +73,7 @@ function UserCard({ user: u, me, ceo, onSaid }: { user: User; me: Me; ceo: boole
           {u.kind === 'service' ? <Badge kind="service">Service account</Badge> : null}
           <Badge kind="role">{label(u.role)}</Badge>
           {u.must_change_password ? <Badge kind="pending">Must change password</Badge> : null}
+          {u.mfa_enabled ? <Badge kind="ok">Two-factor on</Badge> : null}
         </div>
       </header>
       <p class="meta">
@@ -86,6 +87,7 @@ function UserCard({ user: u, me, ceo, onSaid }: { user: User; me: Me; ceo: boole
       </p>
       <OrgRoles user={u} ceo={ceo} onSaid={onSaid} />
       {manageable ? <RoleAndDelete user={u} onSaid={onSaid} /> : null}
+      {ceo && u.mfa_enabled && u.id !== me.id ? <ResetMfa user={u} onSaid={onSaid} /> : null}
       {ceo ? <GrantOrgRole user={u} onSaid={onSaid} /> : null}
     </article>
   );
@@ -177,6 +179,44 @@ function RoleAndDelete({ user: u, onSaid }: { user: User; onSaid: (text: string)
         </button>
       )}
       <Failure error={remove.error} />
+    </div>
+  );
+}
+
+/** The CEO turns off someone's two-factor authentication (a lost phone, CONTRACT §3.6); their own is on the security page. */
+function ResetMfa({ user: u, onSaid }: { user: User; onSaid: (text: string) => void }) {
+  const [confirming, setConfirming] = useState(false);
+  const reset = useSubmit({
+    mutationFn: () => trpc.users.resetMfa.mutate({ user_id: u.id }),
+    onSuccess: async () => {
+      setConfirming(false);
+      onSaid(`Two-factor authentication of ${u.username} is off: they sign in with their password alone and can set it up again.`);
+      await invalidateChannel('users');
+    },
+  });
+  return (
+    <div class="manage">
+      {confirming ? (
+        <div class="confirm" role="group" aria-label={`Confirm resetting two-factor of ${u.username}`}>
+          <p>
+            Turn off two-factor authentication of {u.username}? Do this only when you are sure it is them asking (for example, a lost phone):
+            their password alone will sign them in.
+          </p>
+          <div class="actions">
+            <button type="button" class="danger" onClick={() => reset.submit()} disabled={reset.isPending}>
+              {reset.isPending ? 'Resetting…' : `Reset two-factor of ${u.username}`}
+            </button>
+            <button type="button" onClick={() => setConfirming(false)} disabled={reset.isPending}>
+              Keep it
+            </button>
+          </div>
+        </div>
+      ) : (
+        <button type="button" class="danger-outline" onClick={() => setConfirming(true)}>
+          Reset two-factor…
+        </button>
+      )}
+      <Failure error={reset.error} />
     </div>
   );
 }
