@@ -1,6 +1,6 @@
 // Fastify's childLoggerFactory: each request's logger, bound to its request id only once something is logged.
 import type { FastifyBaseLogger } from 'fastify';
-import type { Bindings, ChildLoggerOptions } from 'pino';
+import { levels, type Bindings, type ChildLoggerOptions } from 'pino';
 
 /**
  * pino's child() serializes its bindings at once, and with wildcard redaction (`*.password`) runs every
@@ -58,6 +58,8 @@ class DeferredChildLogger implements FastifyBaseLogger {
 
   // Arguments are passed on as they came: pino formats `(msg, ...args)` and `(obj, msg, ...args)` differently.
   #write(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', args: unknown[]): void {
+    // pino would drop a line below the level (the access log's, with LOG_LEVEL=warn): no child is made for it.
+    if (this.#child === undefined && (levels.values[level] ?? 0) < (levels.values[this.level] ?? 0)) return;
     const logger = this.#logger();
     Reflect.apply(logger[level], logger, args);
   }

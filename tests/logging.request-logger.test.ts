@@ -45,6 +45,19 @@ describe('a request logger', () => {
     expect(child).toHaveBeenCalledTimes(1);
   });
 
+  it('makes no child for lines below its level (the access log of a service at LOG_LEVEL=warn), and writes those at it', () => {
+    const { logger, lines } = capture();
+    logger.level = 'warn';
+    const child = vi.spyOn(logger, 'child');
+    const log = deferredChildLogger(logger, { reqId: 'below' }, {});
+    log.info('request completed');
+    log.debug('details');
+    expect(child).not.toHaveBeenCalled();
+    log.warn('at the level');
+    expect(child).toHaveBeenCalledTimes(1);
+    expect(lines.map((line) => [line.reqId, line.msg])).toEqual([['below', 'at the level']]);
+  });
+
   it("has its parent's level, or the level Fastify asked for, until one is set on it", () => {
     const { logger, lines } = capture('trace');
     expect(deferredChildLogger(logger, { reqId: 'a' }, {}).level).toBe('trace');
