@@ -1,7 +1,8 @@
 // The typed Kysely view: property names in queries and rows, column names in SQL, values as the entities type them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { kysely, propertyNames } from '../src/db/kysely.ts';
+import { sql } from 'kysely';
+import { isoText, kysely, propertyNames } from '../src/db/kysely.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
 let svc: TestService;
@@ -49,5 +50,20 @@ describe('values as the entities type them', () => {
       .where('userId', '=', userId)
       .executeTakeFirstOrThrow();
     expect(count).toEqual({ n: 1 });
+  });
+});
+
+describe('timestamps as the API writes them', () => {
+  it('isoText gives what toISOString gives (UTC, milliseconds), whatever the session time zone', async () => {
+    const instants = ['2026-11-21T10:00:00.000Z', '2026-03-29T01:30:00.007Z', '1999-12-31T23:59:59.999Z', '2000-02-29T12:00:00.010Z'].map((at) => new Date(at));
+    await fresh().transactional(async (tx) => {
+      const db = kysely(tx);
+      // An offset that is neither whole hours nor the server's: a missing conversion to UTC could not pass.
+      await sql`set local time zone 'Asia/Kathmandu'`.execute(db);
+      for (const at of instants) {
+        const row = await db.selectNoFrom((eb) => isoText(eb.val(at)).as('text')).executeTakeFirstOrThrow();
+        expect(row.text).toBe(at.toISOString());
+      }
+    });
   });
 });

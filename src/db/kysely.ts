@@ -1,6 +1,6 @@
 // The typed Kysely view of the schema: tables and columns typed from the entity definitions.
 import type { EntityManager, InferKyselyDB } from '@mikro-orm/postgresql';
-import { CamelCasePlugin, type Kysely, type Selectable } from 'kysely';
+import { CamelCasePlugin, sql, type Expression, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import type { entities } from './entities/index.ts';
 
 /** Tables by name, columns by entity property name (camelCase), values as the entities type them. */
@@ -18,4 +18,12 @@ export const propertyNames = new CamelCasePlugin({ maintainNestedObjectKeys: tru
 /** Kysely on the request's EntityManager: inside its transaction when there is one. */
 export function kysely(em: EntityManager): Kysely<DB> {
   return em.getKysely<DB>().withPlugin(propertyNames);
+}
+
+/**
+ * A timestamp as the API writes it (CONTRACT §2.1: UTC with milliseconds, `2026-11-21T10:00:00.000Z`), formatted by
+ * PostgreSQL: for reads whose rows go to the wire as they are, so no Date is parsed only to be formatted again.
+ */
+export function isoText(at: Expression<Date>): RawBuilder<string> {
+  return sql<string>`to_char(${at} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
