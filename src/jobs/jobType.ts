@@ -36,7 +36,7 @@ export interface JobSender {
    * Queues a job of `type` (its payload checked against the type's schema). Resolves to the job's id, or null
    * when the queue's policy refused it (a `stately` queue that already holds a queued job).
    */
-  send<P extends object>(type: JobType<P>, payload: P, options?: SendOptions): Promise<string | null>;
+  send<P extends object>(type: JobQueueName<P>, payload: P, options?: SendOptions): Promise<string | null>;
 }
 
 /** How a type's queue keeps, retries and works its jobs (pg-boss queue and worker options). */
@@ -67,6 +67,13 @@ export type QueueSettings = {
   /** Wake the workers through LISTEN/NOTIFY the moment a job is sent, instead of at their next look. */
   wakeOnSend?: boolean;
 };
+
+/**
+ * What sending needs of a job type: its queue and payload. A module that only sends jobs of a type whose runner
+ * imports it back (webhook deliveries, queued by recordEvent, whose runner records audit entries) names these
+ * alone and stays out of an import cycle.
+ */
+export type JobQueueName<P extends object> = Pick<JobType<P>, 'name' | 'payload'>;
 
 export interface JobType<P extends object> {
   /** The queue's name (letters, digits, `.`, `_`, `-`), e.g. `webhooks.deliver`. Never rename one that has jobs queued. */

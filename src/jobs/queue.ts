@@ -1,7 +1,8 @@
 // The instance's job queue: pg-boss on the service's own PostgreSQL, its schema migrated at boot, a worker for every job type.
 import { fromKysely, PgBoss, type Job, type JobResult, type SendOptions as BossSendOptions } from 'pg-boss';
-import type { JobEnv, JobSender, JobType, SendOptions } from './jobType.ts';
+import type { JobEnv, JobQueueName, JobSender, JobType, SendOptions } from './jobType.ts';
 import { CHAIN_GUARD_CRON } from './periodic.ts';
+import { bindJobSender, unbindJobSender } from './senders.ts';
 
 /** pg-boss keeps its tables here, beside the service's own (which live in `public`). */
 export const JOBS_SCHEMA = 'pgboss';
@@ -39,9 +40,11 @@ export class JobQueue implements JobSender {
   /**
    * Connects, creates or migrates pg-boss's schema (several instances booting at once are fine: pg-boss
    * installs under an advisory lock and takes a lost race for done), creates each type's queue, starts a
-   * worker for each on this instance, and keeps the periodic ones scheduled.
+   * worker for each on this instance, and keeps the periodic ones scheduled. The queues of `sentTo` are
+   * created too, without a worker here: jobs may be sent to them (a webhook delivery queued with its event)
+   * whichever types this instance works. The queue becomes the ORM's sender (senders.ts) until stop().
    */
-  static async start(databaseUrl: string, deps: QueueDeps, types: readonly AnyJobType[]): Promise<JobQueue> {
+  static async start(databaseUrl: string, deps: QueueDeps, types: readonly AnyJobType[], sentTo: readonly AnyJobType[] = []): Promise<JobQueue> {
     const names = new Set<string>();
     for (const type of types) {
       if (names.has(type.name)) throw new Error(`two job types are named ${type.name}`);
@@ -61,16 +64,20 @@ export class JobQueue implements JobSender {
     boss.on('warning', (warning) => log.warn({ warning: warning.data }, `job queue: ${warning.message}`));
     await boss.start();
     const queue = new JobQueue(boss, deps);
+    // Before the first worker starts: a job's own events may queue deliveries.
+    bindJobSender(deps.orm, queue);
     try {
       for (const type of types) await queue.register(type);
+      for (const type of sentTo) if (!names.has(type.name)) await queue.createQueue(type);
     } catch (error) {
+      unbindJobSender(deps.orm, queue);
       await boss.stop({ graceful: false }).catch(() => {});
       throw error;
     }
     return queue;
   }
 
-  async send<P extends object>(type: JobType<P>, payload: P, options: SendOptions = {}): Promise<string | null> {
+  async send<P extends object>(type: JobQueueName<P>, payload: P, options: SendOptions = {}): Promise<string | null> {
     const data = type.payload.parse(payload);
     const sendOptions: BossSendOptions = {};
     if (options.startAfter !== undefined) sendOptions.startAfter = options.startAfter;
@@ -99,12 +106,15 @@ export class JobQueue implements JobSender {
 
   /** Stops fetching, lets running jobs finish (bounded), and closes pg-boss's connections. */
   async stop(): Promise<void> {
+    // Requests still draining may record events meanwhile, and queue their deliveries through this queue.
     await this.boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS, close: true });
+    unbindJobSender(this.deps.orm, this);
   }
 
-  private async register(type: AnyJobType): Promise<void> {
+  /** pg-boss's options for a type's queue, from its settings. */
+  private static queueOptions(type: AnyJobType) {
     const settings = type.queue ?? {};
-    const options = {
+    return {
       retryLimit: settings.retryLimit ?? 2,
       retryDelay: settings.retryDelayS ?? 0,
       retryBackoff: settings.retryBackoff ?? false,
@@ -112,9 +122,18 @@ export class JobQueue implements JobSender {
       notify: settings.wakeOnSend ?? false,
       ...(settings.retryDelayMaxS === undefined ? {} : { retryDelayMax: settings.retryDelayMaxS }),
     };
-    // Created once (a queue that exists is left as it is), then brought up to this release's settings; only
-    // the policy cannot change.
-    await this.boss.createQueue(type.name, { policy: settings.policy ?? 'standard', ...options });
+  }
+
+  /** Creates the type's queue if it does not exist yet (one that exists is left as it is). */
+  private async createQueue(type: AnyJobType): Promise<void> {
+    await this.boss.createQueue(type.name, { policy: type.queue?.policy ?? 'standard', ...JobQueue.queueOptions(type) });
+  }
+
+  private async register(type: AnyJobType): Promise<void> {
+    const settings = type.queue ?? {};
+    const options = JobQueue.queueOptions(type);
+    // Created once, then brought up to this release's settings; only the policy cannot change.
+    await this.createQueue(type);
     await this.boss.updateQueue(type.name, options);
     const env: JobEnv = { ...this.deps, jobs: this };
     const batchSize = settings.batchSize ?? 1;
@@ -126,6 +145,9 @@ export class JobQueue implements JobSender {
       burstWhenBatchFull: batchSize > 1,
       localConcurrency: settings.concurrency ?? 1,
       pollingIntervalSeconds: settings.pollIntervalS ?? 2,
+      // With wakeOnSend pg-boss stretches its polling to 30 s, trusting the notifications; but a job sent with
+      // `startAfter` is never notified when it comes due, so the polling interval stays the one asked for.
+      notifyPollingIntervalSeconds: settings.pollIntervalS ?? 2,
     } as const;
     await this.boss.work<unknown>(type.name, work, (jobs) => Promise.all(jobs.map((job) => this.runOne(type, env, job))));
     if (type.periodic === true) {
