@@ -21,6 +21,11 @@ export const UserSchema = defineEntity({
     kind: p.string().length(16).$type<UserKind>().default('human'),
     mustChangePassword: p.boolean().default(false),
     /**
+     * Two-factor authentication is on (CONTRACT §3.6): the key in user_totp was confirmed (until then it is pending).
+     * A column of the user, so the session lookup and every user read carry it with no join; only services/mfa turns it on or off.
+     */
+    mfaEnabled: p.boolean().default(false),
+    /**
      * When the CEO or an operator set the current password, which the user must replace; null once the user
      * chose one. Such a password signs in for TEMP_PASSWORD_TTL_S after this (CONTRACT §3.7).
      */
