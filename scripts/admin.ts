@@ -1,15 +1,15 @@
 // `npm run admin -- <command>`: operator commands on the configured database (CONTRACT §4.10).
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { AdminError, formatTable, listUsers, resetPassword, revokeApiKeys, revokeSessions } from '../src/admin/commands.ts';
+import { AdminError, formatTable, listUsers, resetMfa, resetPassword, revokeApiKeys, revokeSessions } from '../src/admin/commands.ts';
 import { ConfigError, loadConfig, type Config } from '../src/config.ts';
 import { openDatabase, type Database } from '../src/db/database.ts';
 import { runningEmbeddedPostgres } from '../src/db/embedded.ts';
 import { systemClock } from '../src/contracts/clock.ts';
 
-const USAGE = 'usage: npm run admin -- reset-password <username> | list-users | revoke-sessions <username> | revoke-api-keys <username>';
+const USAGE = 'usage: npm run admin -- reset-password <username> | list-users | revoke-sessions <username> | revoke-api-keys <username> | reset-mfa <username>';
 
-const PER_USER = ['reset-password', 'revoke-sessions', 'revoke-api-keys'] as const;
+const PER_USER = ['reset-password', 'revoke-sessions', 'revoke-api-keys', 'reset-mfa'] as const;
 type PerUser = (typeof PER_USER)[number];
 
 type Command = { name: PerUser; username: string } | { name: 'list-users' };
@@ -82,6 +82,11 @@ async function run(command: Command, db: Database): Promise<void> {
     case 'revoke-api-keys': {
       const done = await revokeApiKeys(env, command.username);
       console.log(`revoked ${done.revokedKeys} API key(s) of ${done.username}`);
+      return;
+    }
+    case 'reset-mfa': {
+      const done = await resetMfa(env, command.username);
+      console.log(`two-factor authentication of ${done.username} is off: they sign in with the password alone and may enroll again`);
       return;
     }
   }

@@ -37,7 +37,9 @@ export const ERROR_CODES = {
     retryable: false,
     when:
       'No credentials, or credentials that are malformed, unknown or expired: the `session` cookie or bearer token, an access token ' +
-      'replaced by a refresh, a missing, unknown or expired refresh token; a wrong username or password at login (the same answer for both).',
+      'replaced by a refresh, a missing, unknown or expired refresh token; a wrong username or password at login (the same answer for both); ' +
+      'at login with the right password of a user who has two-factor authentication on, no one-time code ("one-time code required") or a ' +
+      'wrong or used one ("invalid one-time code").',
   },
   1001: {
     name: 'FORBIDDEN',
@@ -48,7 +50,9 @@ export const ERROR_CODES = {
       'Signed in but not allowed: the role does not permit the operation (e.g. user administration and setup changes are for the CEO, ' +
       '`scope=all` on sessions too); a cookie-authenticated POST, PUT, PATCH or DELETE without an `X-CSRF-Token` equal to the `csrf_token` ' +
       'cookie; a user who must change the initial password calling anything but `GET /auth/me`, `POST /auth/change-password` or ' +
-      '`POST /auth/logout` ("password change required"); deciding (approving or rejecting) one\'s own approval request.',
+      '`POST /auth/logout` ("password change required"); a user whose role is in `MFA_REQUIRED_ROLES` without two-factor authentication ' +
+      'on calling anything but those and `GET /auth/mfa` and the operations under `/auth/mfa/` ("two-factor authentication required"); ' +
+      'deciding (approving or rejecting) one\'s own approval request.',
   },
   1002: {
     name: 'SESSION_REVOKED',
@@ -68,7 +72,8 @@ export const ERROR_CODES = {
     when:
       'Well-formed input that breaks a business rule: an unknown template, model provider, model or personality preset, a bad or repeated ' +
       'locale code, a password that is only whitespace, equals the username or repeats the current one, a wrong current password, setup ' +
-      'that cannot complete yet, org-role department rules.',
+      'that cannot complete yet, org-role department rules, a wrong one-time code or password when turning two-factor authentication on ' +
+      'or off or renewing recovery codes ("invalid one-time code").',
   },
   2001: {
     name: 'REQUEST_VALIDATION_ERROR',
@@ -114,7 +119,8 @@ export const ERROR_CODES = {
     when:
       'The current state forbids it: first-run setup already done (or, at login, not done yet), the setup wizard already complete, an ' +
       'approval no longer pending, a second CEO or changing the CEO\'s role, deleting yourself, the CEO or the last owner, a company ' +
-      'without a template while agents exist, the agent cap, too many unredeemed WebSocket tickets.',
+      'without a template while agents exist, the agent cap, too many unredeemed WebSocket tickets, two-factor authentication already on ' +
+      '(enrolling, confirming) or not on (confirming with nothing pending, turning it off, renewing recovery codes, the CEO\'s reset).',
   },
   4001: {
     name: 'DUPLICATE_RECORD',

@@ -32,6 +32,8 @@ type ActingUser = {
   role: Role;
   kind: UserKind;
   mustChangePassword: boolean;
+  /** Two-factor authentication is on (CONTRACT §3.6): what the MFA_REQUIRED_ROLES gate and `mfa_enabled` read. */
+  mfaEnabled: boolean;
   orgRoles: string[];
   scopedDepartments: string[];
 };

@@ -5,6 +5,7 @@ import { Username } from './usernames.ts';
 import { ORG_ROLES, ROLES } from './roles.ts';
 import { UserKindSchema } from './users.ts';
 import { ApiKeyInfo } from './apiKeys.ts';
+import { OneTimeCode } from './mfa.ts';
 
 // Annotations for the OpenAPI document only; validation stays as written.
 const uuid = { format: 'uuid' } as const;
@@ -19,7 +20,15 @@ const NewPassword = z
 const AnyPassword = z.string().min(1).max(1024);
 
 export const SetupRequest = z.strictObject({ username: Username, password: NewPassword }).meta({ id: 'SetupRequest' });
-export const LoginRequest = z.strictObject({ username: Username, password: AnyPassword }).meta({ id: 'LoginRequest' });
+export const LoginRequest = z
+  .strictObject({
+    username: Username,
+    password: AnyPassword,
+    otp: OneTimeCode.optional().describe(
+      'Needed once two-factor authentication is on (CONTRACT §3.6): a current code of the authenticator app, or an unused recovery code (used up). Ignored for a user without it.',
+    ),
+  })
+  .meta({ id: 'LoginRequest' });
 export const ChangePasswordRequest = z
   .strictObject({ current_password: AnyPassword, new_password: NewPassword })
   .meta({ id: 'ChangePasswordRequest' });

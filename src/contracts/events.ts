@@ -55,7 +55,7 @@ export const EVENT_DEFINITIONS = [
   eventType('approval.expired', 'approvals', ApprovalResponse, 'all', 'A pending approval reached its deadline.'),
   eventType('review.stage_decided', 'reviews', StageDecisionResponse, 'all', 'A review stage of a task was decided.'),
   eventType('user.created', 'users', UserResponse, 'all', 'A user was created.'),
-  eventType('user.updated', 'users', UserResponse, 'all', "A user's role or organization roles changed."),
+  eventType('user.updated', 'users', UserResponse, 'all', "A user's role, organization roles, must_change_password or mfa_enabled changed."),
   eventType('user.deleted', 'users', DeletedUserData, 'all', 'A user was deleted.'),
   eventType('setup.company_created', 'setup', SetupCompanyResponse, 'all', 'The company was created (POST /setup/company).'),
   eventType('setup.agent_created', 'setup', SetupAgentResponse, 'all', 'An agent was added (POST /setup/agent).'),

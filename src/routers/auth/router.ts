@@ -1,4 +1,4 @@
-// auth.{setup, login, logout, refresh, changePassword, me, wsTicket, listSessions, revokeSession}
+// auth.{setup, login, logout, refresh, changePassword, me, wsTicket, listSessions, revokeSession}, and auth.mfa.* (mfaRouter.ts)
 import { z } from 'zod';
 import type { Context } from '../../context/index.ts';
 import * as auth from '../../services/auth/auth.ts';
@@ -6,6 +6,7 @@ import { issueTicket } from '../../services/auth/wsTickets.ts';
 import { NoContent, noContent } from '../noContent.ts';
 import { authedProcedure, publicProcedure, router } from '../../trpc.ts';
 import { clearSessionCookies, setSessionCookies } from './cookies.ts';
+import { mfaRouter } from './mfaRouter.ts';
 import {
   ChangePasswordRequest,
   CookieSessionResponse,
@@ -51,9 +52,11 @@ export const authRouter = router({
       openapi: { method: 'POST', path: '/auth/login', tags, summary: 'Sign in; sets the session, csrf_token and refresh_token cookies' },
       rest: { cookies: { writes: 'issue' } },
       errors: {
-        1000: 'Wrong username or password (one answer for both); or the right temporary password after TEMP_PASSWORD_TTL_S (`temporary password has expired`).',
+        1000:
+          'Wrong username or password (one answer for both); or the right temporary password after TEMP_PASSWORD_TTL_S (`temporary password has expired`); ' +
+          'or, with the right password of a user who has two-factor authentication on, no `otp` (`one-time code required`) or a wrong or used one (`invalid one-time code`).',
         4000: 'First-run setup has not been done yet.',
-        5001: 'Login is throttled after 10 failures for this username and IP within 15 minutes, or 100 failures for this IP within an hour.',
+        5001: 'Login is throttled after 10 failures for this username and IP within 15 minutes, or 100 failures for this IP within an hour (wrong one-time codes count).',
       },
       limits: { op: 'auth.login' },
     })
@@ -118,6 +121,7 @@ export const authRouter = router({
       },
       limits: { op: 'auth.change_password' },
       allowPendingPasswordChange: true,
+      allowPendingMfaEnrollment: true,
     })
     .input(ChangePasswordRequest)
     .output(UserInfoResponse)
@@ -130,6 +134,7 @@ export const authRouter = router({
       apiKey: 'unscoped',
       openapi: { method: 'GET', path: '/auth/me', tags, summary: 'The signed-in user' },
       allowPendingPasswordChange: true,
+      allowPendingMfaEnrollment: true,
     })
     .output(UserInfoResponse)
     .query(({ ctx }) => auth.me(ctx.actor)),
@@ -164,4 +169,6 @@ export const authRouter = router({
     .input(RevokeSessionInput)
     .output(NoContent)
     .mutation(({ ctx, input }) => noContent(auth.revokeSession({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input.session_id))),
+
+  mfa: mfaRouter,
 });

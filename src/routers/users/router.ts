@@ -1,9 +1,11 @@
-// users.{list, get, create, updateRole, delete, grantOrgRole, revokeOrgRole}
+// users.{list, get, create, updateRole, delete, grantOrgRole, revokeOrgRole, resetMfa}
 import { authedProcedure, ceoProcedure, router } from '../../trpc.ts';
 import { idempotently } from '../idempotency.ts';
 import { NoContent, noContent } from '../noContent.ts';
 import * as orgRoles from '../../services/users/orgRoles.ts';
 import * as users from '../../services/users/users.ts';
+import * as mfa from '../../services/mfa/mfa.ts';
+import { ResetMfaInput } from '../../contracts/mfa.ts';
 import {
   CreateUserInput,
   DeleteUserInput,
@@ -109,4 +111,21 @@ export const usersRouter = router({
     .input(RevokeOrgRoleInput)
     .output(NoContent)
     .mutation(({ ctx, input }) => noContent(orgRoles.revokeOrgRole({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, { ...input, ifMatch: ctx.credentials.ifMatch }))),
+
+  resetMfa: ceoProcedure
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/users/{user_id}/mfa',
+        tags,
+        summary: "Turn off a user's two-factor authentication (a lost phone)",
+        description: 'The user then signs in with the password alone, and may enroll again; their sessions stay. Recorded as `mfa.reset` in the audit log.',
+      },
+      rest: { status: 204 },
+      errors: { 3000: NO_USER, 4000: 'Two-factor authentication is not on for this user.' },
+      limits: { op: 'users.reset_mfa' },
+    })
+    .input(ResetMfaInput)
+    .output(NoContent)
+    .mutation(({ ctx, input }) => noContent(mfa.resetMfa({ em: ctx.em, clock: ctx.deps.clock, actor: ctx.actor }, input))),
 });

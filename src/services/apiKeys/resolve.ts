@@ -35,6 +35,7 @@ export async function resolveApiKey({ em, clock }: { em: EntityManager; clock: C
     role,
     kind,
     mustChangePassword: row.mustChangePassword === true,
+    mfaEnabled: row.mfaEnabled === true,
     orgRoles,
     scopedDepartments,
     sessionId: null,

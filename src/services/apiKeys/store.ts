@@ -35,7 +35,7 @@ const keyBySecretHash = prepared('api_key_lookup', (db, $: Placeholder<{ secretH
     .selectFrom('api_keys as k')
     .leftJoin('users as u', 'u.id', 'k.userId')
     .select(['k.id', 'k.secretHash', 'k.userId', 'k.name', 'k.prefix', 'k.scopes', 'k.expiresAt', 'k.lastUsedAt', 'k.revokedAt'])
-    .select(['u.username', 'u.role', 'u.kind', 'u.mustChangePassword'])
+    .select(['u.username', 'u.role', 'u.kind', 'u.mustChangePassword', 'u.mfaEnabled'])
     .select((eb) => grantsOf(eb.ref('k.userId')).as('grants'))
     .where('k.secretHash', '=', $('secretHash')),
 );

@@ -1,4 +1,4 @@
-// Authentication (a session's token by cookie or bearer, or an API key by bearer; CSRF for cookie mutations), the API-key scope check, the must-change-password gate and role checks.
+// Authentication (a session's token by cookie or bearer, or an API key by bearer; CSRF for cookie mutations), the API-key scope check, the must-change-password and two-factor gates and role checks.
 import { ApiError } from '../../errors.ts';
 import { csrfTokenValid } from './csrf.ts';
 import type { Role } from '../../contracts/roles.ts';
@@ -71,6 +71,19 @@ export function requireScope(actor: Actor, access: KeyAccess): void {
 /** The must-change-password gate (CONTRACT §3.1): only procedures that allow it serve such a user's sessions; it does not concern keys (§3.5). */
 export function requirePasswordChanged(actor: Actor, allowPendingPasswordChange: boolean): void {
   if (actor.via !== 'api_key' && actor.mustChangePassword && !allowPendingPasswordChange) throw ApiError.forbidden('password change required');
+}
+
+export const MFA_REQUIRED = 'two-factor authentication required';
+
+/**
+ * The MFA_REQUIRED_ROLES gate (CONTRACT §3.6), right after the password-change gate: a person of such a role
+ * signed in without TOTP on reaches only the procedures that allow it (their own two-factor operations, `me`,
+ * password change; logout needs no sign-in). Keys and service accounts are not affected: a program has no
+ * phone, and a key is no way to sign in.
+ */
+export function requireMfaEnrolled(actor: Actor, requiredRoles: readonly Role[], allowPendingMfaEnrollment: boolean): void {
+  if (actor.via === 'api_key' || actor.kind === 'service' || actor.mfaEnabled || allowPendingMfaEnrollment) return;
+  if (requiredRoles.includes(actor.role)) throw ApiError.forbidden(MFA_REQUIRED);
 }
 
 export function requireRole(actor: Actor, roles: readonly Role[]): void {

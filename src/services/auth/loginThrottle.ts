@@ -41,3 +41,12 @@ export async function beginLoginAttempt({ byUserIp, byIp }: LoginThrottle, usern
 export async function recordLoginSuccess({ byUserIp, byIp }: LoginThrottle, usernameKey: string, ip: string): Promise<void> {
   await Promise.all([byUserIp.delete(userIpKey(usernameKey, ip)), byIp.reward(ip, 1)]);
 }
+
+/**
+ * Gives back the points of an attempt that proved the password but asked for a one-time code (CONTRACT §3.6):
+ * neither a failure, or every sign-in with two-factor would leave one behind, nor a success, or asking
+ * without a code would reset the count of wrong codes and let them be guessed without end.
+ */
+export async function refundLoginAttempt({ byUserIp, byIp }: LoginThrottle, usernameKey: string, ip: string): Promise<void> {
+  await Promise.all([byUserIp.reward(userIpKey(usernameKey, ip), 1), byIp.reward(ip, 1)]);
+}

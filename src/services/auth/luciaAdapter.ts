@@ -19,7 +19,7 @@ export type SessionAttributes = {
   refreshTokenHash?: string;
 };
 
-export type UserAttributes = { username: string; role: Role; mustChangePassword: boolean; grants: Grant[] };
+export type UserAttributes = { username: string; role: Role; mustChangePassword: boolean; mfaEnabled: boolean; grants: Grant[] };
 
 declare module 'lucia' {
   interface Register {
@@ -56,8 +56,9 @@ export class MikroOrmSessionAdapter implements Adapter {
       expiresAt: row.expiresAt,
       attributes: { publicId: row.id, lastActiveAt: row.lastActiveAt },
     };
-    if (row.username === null || row.role === null || row.mustChangePassword === null) return [session, null];
-    return [session, { id: row.userId, attributes: { username: row.username, role: row.role, mustChangePassword: row.mustChangePassword, grants: row.grants } }];
+    if (row.username === null || row.role === null || row.mustChangePassword === null || row.mfaEnabled === null) return [session, null];
+    const attributes = { username: row.username, role: row.role, mustChangePassword: row.mustChangePassword, mfaEnabled: row.mfaEnabled, grants: row.grants };
+    return [session, { id: row.userId, attributes }];
   }
 
   async getUserSessions(userId: string): Promise<DatabaseSession[]> {

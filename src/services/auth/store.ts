@@ -31,7 +31,7 @@ const sessionByTokenHash = prepared('session_lookup', (db, $: Placeholder<{ toke
   db
     .selectFrom('sessions as s')
     .leftJoin('users as u', 'u.id', 's.userId')
-    .select(['s.id', 's.userId', 's.expiresAt', 's.lastActiveAt', 's.revokedAt', 'u.username', 'u.role', 'u.mustChangePassword'])
+    .select(['s.id', 's.userId', 's.expiresAt', 's.lastActiveAt', 's.revokedAt', 'u.username', 'u.role', 'u.mustChangePassword', 'u.mfaEnabled'])
     .select((eb) => grantsOf(eb.ref('s.userId')).as('grants'))
     .where('s.tokenHash', '=', $('tokenHash')),
 );
