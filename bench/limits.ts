@@ -92,7 +92,7 @@ try {
   // The limiter alone, in process: applyLimits around an empty call, one call at a time.
   const direct: string[] = [];
   const samples = new Map<string, number[]>(instances.map((i) => [i.name, []]));
-  const actor = { userId: user.id, username: user.username, role: user.role, kind: 'human' as const, mustChangePassword: false, orgRoles: [], scopedDepartments: [], sessionId: session.sessionId, via: 'bearer' as const };
+  const actor = { userId: user.id, username: user.username, role: user.role, kind: 'human' as const, mustChangePassword: false, mfaEnabled: false, orgRoles: [], scopedDepartments: [], sessionId: session.sessionId, via: 'bearer' as const };
   for (let round = 0; round < ROUNDS * 4; round++) {
     for (const instance of instances) {
       for (let i = 0; i < DIRECT_CALLS_PER_ROUND; i++) {

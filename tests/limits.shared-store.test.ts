@@ -148,7 +148,7 @@ describe('PostgreSQL store: two instances share every bucket', () => {
   it('user-subject operations are capped per user: another user is not held up', async () => {
     const user = (userId: string): Context => ({
       ...contextFor(one, '10.6.0.6'),
-      actor: { userId, username: userId, role: 'ceo', kind: 'human', mustChangePassword: false, orgRoles: [], scopedDepartments: [], sessionId: 's', via: 'bearer' },
+      actor: { userId, username: userId, role: 'ceo', kind: 'human', mustChangePassword: false, mfaEnabled: false, orgRoles: [], scopedDepartments: [], sessionId: 's', via: 'bearer' },
     });
     const op = { path: 'users.create', op: 'users.create', mutation: true } as const;
     const held = await holdSlot(user('u-1'), op);

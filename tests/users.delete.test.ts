@@ -88,7 +88,7 @@ describe('DELETE /api/v1/users/{user_id}', () => {
   it('refuses to delete the CEO (409/4000), whoever asks', async () => {
     // Only the CEO may call the endpoint, so "the CEO" is otherwise always "self"; the rule is the service's own.
     const other = await createUser(svc, { role: 'manager' });
-    const actor = { userId: other.id, username: other.username, role: 'ceo' as const, kind: 'human' as const, mustChangePassword: false, orgRoles: [], scopedDepartments: [], sessionId: other.sessionId, via: 'bearer' as const };
+    const actor = { userId: other.id, username: other.username, role: 'ceo' as const, kind: 'human' as const, mustChangePassword: false, mfaEnabled: false, orgRoles: [], scopedDepartments: [], sessionId: other.sessionId, via: 'bearer' as const };
     await expect(deleteUser({ em: svc.deps.orm.em.fork(), clock: svc.deps.clock, actor }, { user_id: ceo.id })).rejects.toMatchObject({ errorCode: 4000, detail: 'the CEO cannot be deleted' });
     expect(await exists(ceo.id)).toBe(true);
     expect((await whoAmI(ceo)).statusCode).toBe(200);

@@ -23,6 +23,7 @@ describe('users.* procedures (CONTRACT §4.3, §4.7, §5)', () => {
     ['users.delete', 'DELETE', '/users/{user_id}', 204, 'users.delete'],
     ['users.grantOrgRole', 'POST', '/users/{user_id}/org-roles', 201, 'users.grant_org_role'],
     ['users.revokeOrgRole', 'DELETE', '/users/{user_id}/org-roles/{role}', 204, 'users.revoke_org_role'],
+    ['users.resetMfa', 'DELETE', '/users/{user_id}/mfa', 204, 'users.reset_mfa'],
   ])('%s is %s %s → %i with limits op %s', (name, method, path, status, op) => {
     const route = usersRoutes().find((r) => r.procedurePath === name);
     expect(route).toBeDefined();
@@ -31,9 +32,9 @@ describe('users.* procedures (CONTRACT §4.3, §4.7, §5)', () => {
     expect(route!.meta.limits?.op).toBe(op);
   });
 
-  it('are exactly the seven of the contract', () => {
+  it('are exactly the eight of the contract (rev. 3 adds users.resetMfa)', () => {
     expect(usersRoutes().map((r) => r.procedurePath).sort()).toEqual(
-      ['users.create', 'users.delete', 'users.get', 'users.grantOrgRole', 'users.list', 'users.revokeOrgRole', 'users.updateRole'].sort(),
+      ['users.create', 'users.delete', 'users.get', 'users.grantOrgRole', 'users.list', 'users.resetMfa', 'users.revokeOrgRole', 'users.updateRole'].sort(),
     );
   });
 
