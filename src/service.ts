@@ -21,6 +21,7 @@ import { ApprovalWaits } from './services/approvals/waiting.ts';
 import { JOB_TYPES } from './jobs/catalogue.ts';
 import type { JobType } from './jobs/jobType.ts';
 import { JobQueue } from './jobs/queue.ts';
+import { countPendingDeliveries } from './services/webhooks/store.ts';
 import { systemClock, type Clock } from './contracts/clock.ts';
 
 export type Service = {
@@ -66,9 +67,12 @@ export async function createService(config: Config, logger: Logger, opts: Servic
     const dashboard = config.dashboardEnabled ? await loadDashboard() : null;
     if (config.dashboardEnabled && !dashboard) logger.warn(`DASHBOARD_ENABLED but ${DASHBOARD_DIR} holds no build (npm run web:build); / is not served`);
     const metrics = createMetrics();
+    metrics.watchWebhookQueue(() => countPendingDeliveries(db.orm.em.fork()));
     const events = await EventsRuntime.start({ config, orm: db.orm, clock, logger, metrics }, db.url, opts.eventTimings);
     // After the events runtime: a job's events are published by the instance that records them.
-    const jobs = await JobQueue.start(db.url, { orm: db.orm, clock, config, logger: logger.child({ component: 'jobs' }), metrics }, opts.jobTypes ?? JOB_TYPES).catch(
+    // Every queue of the catalogue exists whichever types this instance works: events queue webhook deliveries.
+    const jobDeps = { orm: db.orm, clock, config, logger: logger.child({ component: 'jobs' }), metrics };
+    const jobs = await JobQueue.start(db.url, jobDeps, opts.jobTypes ?? JOB_TYPES, JOB_TYPES).catch(
       async (error: unknown) => {
         await events.stop();
         throw error;

@@ -26,6 +26,12 @@ const CONTRACT_TABLE = {
   // rev. 3
   'api_keys.create': [10, 60, 'user'],
   'api_keys.revoke': [30, 60, 'user'],
+  'webhooks.create': [20, 60, 'user'],
+  'webhooks.update': [20, 60, 'user'],
+  'webhooks.delete': [20, 60, 'user'],
+  'webhooks.rotate_secret': [20, 60, 'user'],
+  'webhooks.test': [20, 60, 'user'],
+  'webhooks.redeliver': [20, 60, 'user'],
 } as const;
 
 const CONCURRENCY_CAPPED = [

@@ -10,10 +10,19 @@ import type { Channel } from '../contracts/events.ts';
 export type StoredEvent = Omit<Stored<'events'>, 'id'> & { id: number };
 export type NewEvent = Omit<Stored<'events'>, 'id' | 'rowId'>;
 
-/** Writes an event row; it gets its public id when it is published, after its transaction commits. */
-export async function insertEvent(em: EntityManager, event: NewEvent): Promise<void> {
+/**
+ * Writes an event row; it gets its public id when it is published, after its transaction commits. Returns its
+ * `row_id`, by which what was queued with it (a webhook delivery) finds it once it has its id.
+ */
+export async function insertEvent(em: EntityManager, event: NewEvent): Promise<number> {
   const { type, channel, occurredAt, actor, audienceUserId, data } = event;
-  await kysely(em).insertInto('events').values({ type, channel, occurredAt, actor, audienceUserId, data }).execute();
+  const row = await kysely(em).insertInto('events').values({ type, channel, occurredAt, actor, audienceUserId, data }).returning('rowId').executeTakeFirstOrThrow();
+  return row.rowId;
+}
+
+/** The event written as `rowId`, published or not; undefined once purged. */
+export async function findEventByRowId(em: EntityManager, rowId: number): Promise<Stored<'events'> | undefined> {
+  return kysely(em).selectFrom('events').selectAll().where('rowId', '=', rowId).executeTakeFirst();
 }
 
 /** Publishes up to `batch` committed events (see EventsPublish); returns how many. Runs as its own transaction. */
@@ -77,7 +86,7 @@ export async function purgeEventsBefore(em: EntityManager, cutoff: Date): Promis
   return em.transactional(async (tx) => {
     const db = kysely(tx);
     await db.selectFrom('event_retention').select('id').where('id', '=', 1).forUpdate().execute();
-    const firstKept = await db
+    const youngest = await db
       .selectFrom('events')
       .select('id')
       .where('id', 'is not', null)
@@ -86,6 +95,16 @@ export async function purgeEventsBefore(em: EntityManager, cutoff: Date): Promis
       .orderBy('id')
       .limit(1)
       .executeTakeFirst();
+    // A webhook delivery reads its event when it first goes out (its body is the event with its id): the
+    // oldest event a delivery has not read yet is kept, and every one after it, however old.
+    const unread = await db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('events as e', 'e.rowId', 'd.eventRowId')
+      .select((eb) => eb.fn.min('e.id').as('id'))
+      .where('d.body', 'is', null)
+      .executeTakeFirst();
+    const kept = [youngest?.id, unread?.id ?? undefined].filter((id): id is number => id !== undefined && id !== null);
+    const firstKept = kept.length > 0 ? { id: Math.min(...kept) } : undefined;
     // Deleting a prefix in id order keeps "everything after the mark is still here" true, even when a
     // long transaction committed an older change after younger ones.
     let last = db.selectFrom('events').select((eb) => eb.fn.max('id').as('id'));

@@ -9,7 +9,9 @@ import type { Pool } from 'pg';
  * - `loginFailures` by the metrics plugin when auth.login answers 401;
  * - `eventStreams` (`inc()` when an event stream opens, `dec()` when it closes), `eventsDelivered` and
  *   `eventsDropped` (`inc()` or `inc(n)`) for the events subsystem;
- * - `purgedRows` (`inc({ task }, n)`) by housekeeping.
+ * - `purgedRows` (`inc({ task }, n)`) by housekeeping;
+ * - `webhookAttempts` (`inc({ result })`) for each delivery attempt, `webhookDeliveries` (`inc({ outcome })`) when a
+ *   delivery ends, both by the webhook delivery job.
  */
 export type Metrics = {
   readonly registry: Registry;
@@ -21,6 +23,12 @@ export type Metrics = {
   readonly eventsDelivered: Counter;
   readonly eventsDropped: Counter;
   readonly purgedRows: Counter<'task'>;
+  /** Webhook delivery attempts, by `result`: `success` (a 2xx) or the failure's kind (`timeout`, `http_error`, …). */
+  readonly webhookAttempts: Counter<'result'>;
+  /** Webhook deliveries that ended, by `outcome`: `succeeded` or `failed`. */
+  readonly webhookDeliveries: Counter<'outcome'>;
+  /** Reads the number of webhook deliveries still pending (queued or waiting for a retry) at every scrape. */
+  watchWebhookQueue(depth: () => Promise<number>): void;
   /** Reads the pool's size, idle and waiting counts at every scrape (nothing is sampled in between). */
   watchPool(pool: Pick<Pool, 'totalCount' | 'idleCount' | 'waitingCount'>): void;
 };
@@ -49,6 +57,15 @@ export function createMetrics(): Metrics {
   poolGauge('agent_org_db_pool_size', 'Open connections in the database pool', (p) => p.totalCount);
   poolGauge('agent_org_db_pool_idle', 'Idle connections in the database pool', (p) => p.idleCount);
   poolGauge('agent_org_db_pool_waiting', 'Requests waiting for a database connection', (p) => p.waitingCount);
+  let webhookQueue: (() => Promise<number>) | null = null;
+  new Gauge({
+    name: 'agent_org_webhook_deliveries_pending',
+    help: 'Webhook deliveries pending (queued, or waiting for their next attempt), on every instance together',
+    registers: [registry],
+    async collect() {
+      if (webhookQueue) this.set(await webhookQueue());
+    },
+  });
 
   return {
     registry,
@@ -84,8 +101,23 @@ export function createMetrics(): Metrics {
       labelNames: ['task'] as const,
       registers: [registry],
     }),
+    webhookAttempts: new Counter({
+      name: 'agent_org_webhook_attempts_total',
+      help: 'Webhook delivery attempts made by this instance, by result (success, or the kind of failure)',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
+    webhookDeliveries: new Counter({
+      name: 'agent_org_webhook_deliveries_total',
+      help: 'Webhook deliveries that ended on this instance, by outcome (succeeded, failed)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
     watchPool(p) {
       pool = p;
+    },
+    watchWebhookQueue(depth) {
+      webhookQueue = depth;
     },
   };
 }

@@ -1,0 +1,41 @@
+// The deliveries of a recorded event (CONTRACT §4.12): one per enabled webhook it matches, queued in the event's own transaction.
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { jobSenderOf } from '../../jobs/senders.ts';
+import { queueAttempt } from './queueing.ts';
+import { insertDeliveries, webhooksFor } from './store.ts';
+
+export type RecordedEvent = { rowId: number; type: string; channel: string; occurredAt: Date };
+
+/**
+ * Called by recordEvent for every public event, inside the transaction of the change: for each enabled
+ * webhook subscribed to the event's type (or its channel's `.*`) a pending delivery and the job of its first
+ * attempt, so both exist if and only if the change commits and none is lost in between. The body is fixed by
+ * that first attempt, once the event has its public id (given after the commit).
+ */
+export async function queueWebhookDeliveries(em: EntityManager, event: RecordedEvent): Promise<void> {
+  const webhooks = await webhooksFor(em, event.type, event.channel);
+  if (webhooks.length === 0) return;
+  const jobs = jobSenderOf(em);
+  // Every service and job runner starts a queue for its ORM; only a bare script could get here without one.
+  if (jobs === null) throw new Error(`no job queue to deliver ${event.type} to its webhooks: start one on this database (JobQueue.start)`);
+  const deliveries = webhooks.map((webhook) => ({
+    id: randomUUID(),
+    webhookId: webhook.id,
+    eventRowId: event.rowId,
+    eventId: null,
+    eventType: event.type,
+    body: null,
+    status: 'pending' as const,
+    attempts: 0,
+    lastAttemptAt: null,
+    nextAttemptAt: event.occurredAt,
+    responseStatus: null,
+    error: null,
+    createdAt: event.occurredAt,
+    succeededAt: null,
+    attemptJobId: null,
+  }));
+  await insertDeliveries(em, deliveries);
+  for (const delivery of deliveries) await queueAttempt(jobs, em, delivery);
+}
