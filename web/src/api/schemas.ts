@@ -5,3 +5,5 @@ export { SetupAgentRequest, SetupCompanyRequest, UpdateAgentNameInput } from '..
 export { ApproveInput, CreateApprovalInput, ListApprovalsInput, RejectInput } from '../../../src/contracts/approvals.ts';
 export { DecideStageInput } from '../../../src/contracts/reviews.ts';
 export { CreateApiKeyInput } from '../../../src/contracts/apiKeys.ts';
+export { ListAuditInput } from '../../../src/contracts/audit.ts';
+export { CreateWebhookInput, UpdateWebhookInput } from '../../../src/contracts/webhooks.ts';

@@ -22,6 +22,14 @@ export function dateTime(iso: string): string {
   return Number.isNaN(d.getTime()) ? iso : DATE_TIME.format(d);
 }
 
+const DATE_TIME_SECONDS = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+/** To the second, for records that often come seconds apart (audit entries, delivery attempts). */
+export function preciseTime(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : DATE_TIME_SECONDS.format(d);
+}
+
 const SPECIAL: Record<string, string> = { ceo: 'CEO', qa: 'QA', vp: 'VP', c_suite: 'C-suite' };
 
 /** `pair_programmer` → `Pair programmer`. */
