@@ -4,7 +4,8 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   // tests/openapi-client/ is a third party's program on types generated at test time; its test type-checks it.
-  { ignores: ['node_modules/', '.data/', 'coverage/', 'web/dist/', 'tests/openapi-client/'] },
+  // examples/ holds stand-alone programs for the service's users (plain JavaScript, each with its own package.json).
+  { ignores: ['node_modules/', '.data/', 'coverage/', 'web/dist/', 'tests/openapi-client/', 'examples/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

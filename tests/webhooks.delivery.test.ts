@@ -79,7 +79,8 @@ type Delivery = {
 async function deliveries(webhookId: string, query = ''): Promise<Delivery[]> {
   const res = await call('GET', `/webhooks/${webhookId}/deliveries${query}`);
   expect(res.statusCode).toBe(200);
-  return res.json().data;
+  const list: Delivery[] = res.json().data;
+  return list;
 }
 
 /** Polls the deliveries until `done` holds (deliveries settle a moment after the receiver has answered). */
@@ -93,6 +94,16 @@ async function until(webhookId: string, done: (list: Delivery[]) => boolean, tim
   }
 }
 
+/** The `type` and `id` of the event a received request carries. */
+function typeOf(r: Received): string {
+  const event: { type: string } = JSON.parse(r.body);
+  return event.type;
+}
+function idOf(r: Received): string {
+  const event: { id: string } = JSON.parse(r.body);
+  return event.id;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('a delivery', () => {
@@ -103,7 +114,7 @@ describe('a delivery', () => {
       if (!got) throw new Error('nothing received');
       const verified = new Webhook(secret).verify(got.body, flat(got.headers));
       expect(verified).toEqual(JSON.parse(got.body));
-      const event = JSON.parse(got.body);
+      const event: { id: string } = JSON.parse(got.body);
       expect(Object.keys(event)).toEqual(['id', 'type', 'channel', 'occurred_at', 'actor', 'data']);
       expect(event).toMatchObject({ type: 'approval.created', channel: 'approvals', actor: ceo.username, data: { id: approval.id, title: 'Ship' } });
       const row = await kysely(svc.deps.orm.em.fork()).selectFrom('events').selectAll().where('type', '=', 'approval.created').where('id', '=', Number(event.id)).executeTakeFirstOrThrow();
@@ -142,9 +153,9 @@ describe('a delivery', () => {
           // A session ended: session.revoked is recorded, delivered to nobody outside.
           await approver.caller.auth.logout();
           await sleep(800);
-          expect(exact.receiver.received.map((r) => JSON.parse(r.body).type)).toEqual(['approval.approved']);
-          expect(channel.receiver.received.map((r) => JSON.parse(r.body).type).sort()).toEqual(['approval.approved', 'approval.created']);
-          expect(users.receiver.received.map((r) => JSON.parse(r.body).type)).toEqual(['user.created']);
+          expect(exact.receiver.received.map(typeOf)).toEqual(['approval.approved']);
+          expect(channel.receiver.received.map(typeOf).sort()).toEqual(['approval.approved', 'approval.created']);
+          expect(users.receiver.received.map(typeOf)).toEqual(['user.created']);
         });
       });
     });
@@ -289,7 +300,7 @@ describe('attempts', () => {
 
   it('after rotate-secret the old secret stops signing at once', async () => {
     await withHook(['approvals.*'], async ({ id, secret: old, receiver }) => {
-      const { secret } = (await call('POST', `/webhooks/${id}/rotate-secret`)).json().data;
+      const { secret }: { secret: string } = (await call('POST', `/webhooks/${id}/rotate-secret`)).json().data;
       await ceo.caller.approvals.create(APPROVAL);
       const [got] = await receiver.waitFor(1);
       if (!got) throw new Error('nothing received');
@@ -302,7 +313,7 @@ describe('attempts', () => {
     const receiver = await startReceiver();
     try {
       receiver.answers.push({ status: 500 });
-      const created = (await call('POST', '/webhooks', { url: receiver.url, event_types: ['approvals.*'] })).json().data;
+      const created: { id: string } = (await call('POST', '/webhooks', { url: receiver.url, event_types: ['approvals.*'] })).json().data;
       await ceo.caller.approvals.create(APPROVAL);
       await until(created.id, (list) => list[0]?.error === 'HTTP 500');
       expect((await call('DELETE', `/webhooks/${created.id}`)).statusCode).toBe(204);
@@ -321,16 +332,18 @@ describe('test deliveries, the deliveries list, redelivery', () => {
     await withHook(['reviews.*'], async ({ id, secret, receiver }) => {
       const res = await call('POST', `/webhooks/${id}/test`);
       expect(res.statusCode).toBe(202);
-      expect(Object.keys(res.json().data)).toEqual(['delivery_id']);
+      const accepted: object = res.json().data;
+      expect(Object.keys(accepted)).toEqual(['delivery_id']);
       const deliveryId: string = res.json().data.delivery_id;
       const [got] = await receiver.waitFor(1);
       if (!got) throw new Error('nothing received');
       expect(got.headers['webhook-id']).toBe(deliveryId);
       const event = new Webhook(secret).verify(got.body, flat(got.headers));
-      expect(Object.keys(JSON.parse(got.body))).toEqual(['id', 'type', 'channel', 'occurred_at', 'actor', 'data']);
+      const parsed: { id: string } = JSON.parse(got.body);
+      expect(Object.keys(parsed)).toEqual(['id', 'type', 'channel', 'occurred_at', 'actor', 'data']);
       expect(event).toMatchObject({ type: 'webhook.test', channel: 'webhooks', actor: ceo.username, data: { webhook_id: id } });
       const [listed] = await until(id, (list) => list[0]?.status === 'succeeded');
-      expect(listed).toMatchObject({ id: deliveryId, event_type: 'webhook.test', event_id: JSON.parse(got.body).id, attempts: 1 });
+      expect(listed).toMatchObject({ id: deliveryId, event_type: 'webhook.test', event_id: parsed.id, attempts: 1 });
       expect((await ceo.caller.webhooks.test({ webhook_id: id })).delivery_id).not.toBe(deliveryId);
     });
   });
@@ -352,8 +365,10 @@ describe('test deliveries, the deliveries list, redelivery', () => {
       expect((await deliveries(id, '?status=succeeded')).map((d) => d.id)).toEqual([third, second]);
       const page = await call('GET', `/webhooks/${id}/deliveries?limit=2`);
       expect(page.json().pagination).toMatchObject({ limit: 2, has_more: true });
-      const rest = await call('GET', `/webhooks/${id}/deliveries?limit=2&cursor=${encodeURIComponent(page.json().pagination.next_cursor)}`);
-      expect(rest.json().data.map((d: Delivery) => d.id)).toEqual([first]);
+      const cursor: string = page.json().pagination.next_cursor;
+      const rest = await call('GET', `/webhooks/${id}/deliveries?limit=2&cursor=${encodeURIComponent(cursor)}`);
+      const restItems: Delivery[] = rest.json().data;
+      expect(restItems.map((d) => d.id)).toEqual([first]);
       expect((await call('GET', `/webhooks/${id}/deliveries?status=done`)).json()).toMatchObject({ error_code: 2001 });
       const tRpc = await ceo.caller.webhooks.deliveries({ webhook_id: id, status: 'failed' });
       expect(tRpc.items.map((d) => d.id)).toEqual([first]);
@@ -455,7 +470,7 @@ describe('operations', () => {
         await sleep(1000);
         expect(receiver.received).toHaveLength(30);
         expect(new Set(got.map((r) => r.headers['webhook-id'])).size).toBe(30);
-        expect(new Set(got.map((r) => JSON.parse(r.body).id)).size).toBe(30);
+        expect(new Set(got.map(idOf)).size).toBe(30);
       });
     } finally {
       await other.close();

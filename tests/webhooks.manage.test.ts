@@ -32,7 +32,8 @@ const WEBHOOK_FIELDS = ['created_at', 'created_by', 'description', 'disabled_rea
 async function createWebhook(body: Record<string, unknown> = {}): Promise<{ id: string; secret: string }> {
   const res = await call('POST', '/webhooks', { url: PUBLIC_URL, event_types: ['approvals.*'], ...body });
   expect(res.statusCode).toBe(201);
-  return res.json().data;
+  const created: { id: string; secret: string } = res.json().data;
+  return created;
 }
 
 describe('POST /webhooks', () => {
@@ -67,7 +68,8 @@ describe('POST /webhooks', () => {
       expect(res.body).not.toContain(webhook.secret);
       expect(res.body).not.toContain('"secret"');
     }
-    expect(Object.keys((await call('GET', `/webhooks/${webhook.id}`)).json().data).sort()).toEqual(WEBHOOK_FIELDS);
+    const fields: object = (await call('GET', `/webhooks/${webhook.id}`)).json().data;
+    expect(Object.keys(fields).sort()).toEqual(WEBHOOK_FIELDS);
   });
 
   it.each([
@@ -216,10 +218,13 @@ describe('GET /webhooks', () => {
     const b = await createWebhook();
     const first = await call('GET', '/webhooks?limit=1');
     expect(first.statusCode).toBe(200);
-    expect(first.json().data.map((w: { id: string }) => w.id)).toEqual([b.id]);
+    const firstPage: { id: string }[] = first.json().data;
+    expect(firstPage.map((w) => w.id)).toEqual([b.id]);
     expect(first.json().pagination).toMatchObject({ limit: 1, has_more: true });
-    const second = await call('GET', `/webhooks?limit=1&cursor=${encodeURIComponent(first.json().pagination.next_cursor)}`);
-    expect(second.json().data.map((w: { id: string }) => w.id)).toEqual([a.id]);
+    const cursor: string = first.json().pagination.next_cursor;
+    const second = await call('GET', `/webhooks?limit=1&cursor=${encodeURIComponent(cursor)}`);
+    const secondPage: { id: string }[] = second.json().data;
+    expect(secondPage.map((w) => w.id)).toEqual([a.id]);
     await Promise.all([call('DELETE', `/webhooks/${a.id}`), call('DELETE', `/webhooks/${b.id}`)]);
   });
 
@@ -287,7 +292,8 @@ describe('DELETE, rotate-secret', () => {
     const res = await call('POST', `/webhooks/${webhook.id}/rotate-secret`);
     expect(res.statusCode).toBe(200);
     const { secret } = res.json().data;
-    expect(Object.keys(res.json().data)).toEqual(['secret']);
+    const rotated: object = res.json().data;
+    expect(Object.keys(rotated)).toEqual(['secret']);
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(secret).not.toBe(webhook.secret);
     const row = await kysely(svc.deps.orm.em.fork()).selectFrom('webhooks').select('secret').where('id', '=', webhook.id).executeTakeFirstOrThrow();
