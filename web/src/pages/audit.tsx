@@ -48,8 +48,8 @@ function AuditLog({ search }: { search: string }) {
     <section>
       <PageTitle title="Audit log">Audit log</PageTitle>
       <p>
-        Every change, sign-in and failed sign-in, with who made it, from where and with which request. Entries are kept for a year and never
-        edited.
+        Every change, sign-in and failed sign-in, with who made it, from where and with which request. Entries are never edited; they are kept
+        for a year unless the service is configured otherwise.
       </p>
       {/* Keyed by the URL: Back, or a link with other filters, puts the filters' own values back in the fields. */}
       <Filters key={search} form={form} />
