@@ -32,6 +32,11 @@ const CONTRACT_TABLE = {
   'webhooks.rotate_secret': [20, 60, 'user'],
   'webhooks.test': [20, 60, 'user'],
   'webhooks.redeliver': [20, 60, 'user'],
+  'auth.mfa_enroll': [10, 60, 'user'],
+  'auth.mfa_confirm': [10, 60, 'user'],
+  'auth.mfa_disable': [10, 60, 'user'],
+  'auth.mfa_recovery_codes': [10, 60, 'user'],
+  'users.reset_mfa': [10, 60, 'user'],
 } as const;
 
 const CONCURRENCY_CAPPED = [
