@@ -409,7 +409,7 @@ describe('the audit log (CONTRACT §4.13)', () => {
     expect(entries.map((e) => [e.type, e.actor, e.targetType, e.data])).toEqual([
       ['mfa.enabled', user.username, 'user', { username: user.username }],
       ['mfa.recovery_codes_regenerated', user.username, 'user', { username: user.username }],
-      ['mfa.disabled', user.username, 'user', { username: user.username, code: 'recovery_code' }],
+      ['mfa.disabled', user.username, 'user', { username: user.username, code_kind: 'recovery_code' }],
     ]);
     const all = JSON.stringify(await auditRows(svc, { targetId: user.id }));
     for (const secretText of [secret, ...recoveryCodes, ...fresh, user.password]) expect(all).not.toContain(secretText);

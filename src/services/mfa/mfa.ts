@@ -83,7 +83,7 @@ export async function disable({ em, clock, secret, actor, loginThrottle, ip }: O
     const used = totp ? await acceptCode(tx, { userId: actor.userId, totp, secret, now }, input.code, { recovery: true }) : null;
     if (used === null) throw ApiError.validation(INVALID_CODE);
     await turnOffMfa(tx, actor.userId, now, actor.username);
-    await recordEvent(tx, { type: 'mfa.disabled', actor: actor.username, at: now, target: { type: 'user', id: actor.userId }, data: { username: actor.username, code: used } });
+    await recordEvent(tx, { type: 'mfa.disabled', actor: actor.username, at: now, target: { type: 'user', id: actor.userId }, data: { username: actor.username, code_kind: used } });
   });
   await recordLoginSuccess(loginThrottle, current.usernameKey, ip);
 }
