@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kysely } from '../src/db/kysely.ts';
 import { recordEvent } from '../src/events/record.ts';
+import { runAttempt } from '../src/services/webhooks/delivery.ts';
 import { SERVICE_VERSION } from '../src/version.ts';
 import { PROBLEM } from './helpers/http.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
@@ -408,6 +409,41 @@ describe('test deliveries, the deliveries list, redelivery', () => {
         expect((await call('POST', `/webhooks/${other.id}/deliveries/${theirs}/redeliver`)).statusCode).toBe(404);
       });
     });
+  });
+});
+
+describe('each attempt by exactly one job', () => {
+  it('of two jobs for the same attempt one makes it; the job whose worker died makes it again; a stale job ends without one', async () => {
+    // No worker here: the jobs are run by hand, as two instances would run them.
+    const idle = await startTestService({ env: ENV, jobTypes: [] });
+    const receiver = await startReceiver();
+    try {
+      const boss = await createUser(idle, { role: 'ceo' });
+      const hook: { id: string } = (await call('POST', '/webhooks', { url: receiver.url, event_types: ['approvals.*'] }, idle, boss)).json().data;
+      const accepted: { delivery_id: string } = (await call('POST', `/webhooks/${hook.id}/test`, undefined, idle, boss)).json().data;
+      const { orm, clock, config, logger, metrics, jobs } = idle.deps;
+      const env = { orm, clock, config, logger, metrics, jobs };
+      const payload = { delivery_id: accepted.delivery_id, attempts: 0 };
+      const jobA = '00000000-0000-4000-8000-00000000000a';
+      const jobB = '00000000-0000-4000-8000-00000000000b';
+      await Promise.all([runAttempt(payload, env, { id: jobA }), runAttempt(payload, env, { id: jobB })]);
+      expect(receiver.received).toHaveLength(1);
+      // The winner's worker "died" before the queue saw it finish: the queue runs that job again, and it may attempt again.
+      const row = await kysely(orm.em.fork()).selectFrom('webhook_deliveries').select('attemptJobId').where('id', '=', accepted.delivery_id).executeTakeFirstOrThrow();
+      expect([jobA, jobB]).toContain(row.attemptJobId);
+      await runAttempt(payload, env, { id: row.attemptJobId ?? '' });
+      expect(receiver.received).toHaveLength(2);
+      // A job queued for an attempt already made by another (a retry met by a redelivery) ends without one.
+      await runAttempt(payload, env, { id: '00000000-0000-4000-8000-00000000000c' });
+      expect(receiver.received).toHaveLength(2);
+      const listed: Delivery[] = (await call('GET', `/webhooks/${hook.id}/deliveries`, undefined, idle, boss)).json().data;
+      const [delivery] = listed;
+      expect(delivery).toMatchObject({ attempts: 2, status: 'succeeded' });
+      expect(new Set(receiver.received.map((r) => r.headers['webhook-id']))).toEqual(new Set([accepted.delivery_id]));
+    } finally {
+      await receiver.close();
+      await idle.close();
+    }
   });
 });
 

@@ -71,58 +71,59 @@ type Settings = { resolve?: Resolver };
 export async function runAttempt(payload: DeliveryJobPayload, env: JobEnv, job: Pick<RunningJob, 'id'>, settings: Settings = {}): Promise<void> {
   const { orm, clock, config, metrics } = env;
   const em = orm.em.fork();
-  const delivery = await store.findDeliveryForAttempt(em, payload.delivery_id);
+  const startedAt = clock.now();
+  const claimed = await store.claimAttempt(em, { id: payload.delivery_id, expectedAttempts: payload.attempts, jobId: job.id, now: startedAt });
   // Its webhook was deleted (the delivery with it), or another job made this attempt: nothing to do.
-  if (!delivery) return;
-  if (delivery.attempts !== payload.attempts && delivery.attemptJobId !== job.id) return;
-  const body = await bodyOf(em, delivery);
+  if (!claimed) return;
+  const body = await bodyOf(em, claimed);
   if (body === null) {
     // Only when the event was purged before the delivery first went out, which the events' purge prevents.
-    env.logger.error({ delivery_id: delivery.id }, 'webhook delivery has no event to send; dropped');
+    env.logger.error({ delivery_id: claimed.id }, 'webhook delivery has no event to send; dropped');
     return;
   }
-  const startedAt = clock.now();
-  const claimed = await store.claimAttempt(em, { id: delivery.id, expectedAttempts: payload.attempts, jobId: job.id, now: startedAt });
-  if (!claimed) return;
-  const result = await attemptDelivery(delivery.url, body, signedHeaders(delivery, body, startedAt), {
+  const result = await attemptDelivery(claimed.url, body, signedHeaders(claimed, body, startedAt), {
     timeoutMs: config.webhookTimeoutS * 1000,
     allowPrivate: config.webhookAllowPrivate,
     ...(settings.resolve ? { resolve: settings.resolve } : {}),
   });
   metrics.webhookAttempts.inc({ result: resultLabel(result) });
-  const ended = await orm.em.fork().transactional((tx) => settle(tx, env, claimed, result));
+  const ended = await settle(orm.em.fork(), env, claimed, result);
   if (ended) metrics.webhookDeliveries.inc({ outcome: ended });
 }
 
 /**
- * Writes an attempt's outcome in one transaction: the delivery's state, the webhook's run of failures (and
- * turning it off), and the next attempt's job. A delivery that was still pending follows the retry schedule;
- * one that had already ended (a redelivery) gets this one attempt only. Returns how the delivery ended, if it did.
+ * Writes an attempt's outcome: the delivery's state, the webhook's run of failures (and turning it off), and
+ * the next attempt's job, each failure in one transaction (the next attempt is queued if and only if the
+ * failure is written). A delivery that was still pending follows the retry schedule; one that had already
+ * ended (a redelivery) gets this one attempt only. Returns how the delivery ended, if it did.
  */
-async function settle(tx: EntityManager, env: JobEnv, delivery: store.StoredDelivery, result: AttemptResult): Promise<'succeeded' | 'failed' | null> {
+async function settle(em: EntityManager, env: JobEnv, delivery: store.StoredDelivery, result: AttemptResult): Promise<'succeeded' | 'failed' | null> {
   const { clock, config } = env;
   const now = clock.now();
   const wasPending = delivery.status === 'pending';
   if (result.ok) {
-    await store.settleAttempt(tx, delivery.id, { status: 'succeeded', responseStatus: result.status, error: null, nextAttemptAt: null, succeededAt: now });
-    await store.resetFailures(tx, delivery.webhookId);
+    // Two single-row statements, no transaction: the run of failures is reset even if the first one was retried.
+    await store.settleAttempt(em, delivery.id, { status: 'succeeded', responseStatus: result.status, error: null, nextAttemptAt: null, succeededAt: now });
+    await store.resetFailures(em, delivery.webhookId);
     return delivery.status === 'succeeded' ? null : 'succeeded';
   }
   const failure: { responseStatus: number | null; error: DeliveryError } = { responseStatus: result.status, error: result.error };
   const gone = result.status === 410;
-  if (wasPending && !gone && delivery.attempts < config.webhookMaxAttempts) {
-    const delayS = retryDelayS(delivery.attempts, config.webhookRetryBaseS);
-    await store.settleAttempt(tx, delivery.id, { status: 'pending', ...failure, nextAttemptAt: new Date(now.getTime() + delayS * 1000), succeededAt: null });
-    await queueAttempt(env.jobs, tx, delivery, delayS);
-    return null;
-  }
-  await store.settleAttempt(tx, delivery.id, { status: 'failed', ...failure, nextAttemptAt: null, succeededAt: null });
-  if (gone) await disable(tx, delivery.webhookId, 'endpoint answered 410', now);
-  if (wasPending) {
-    const failures = await store.countFailure(tx, delivery.webhookId);
-    if (failures !== undefined && failures >= config.webhookDisableAfter) await disable(tx, delivery.webhookId, 'too many failed deliveries', now);
-  }
-  return delivery.status === 'failed' ? null : 'failed';
+  return em.transactional(async (tx) => {
+    if (wasPending && !gone && delivery.attempts < config.webhookMaxAttempts) {
+      const delayS = retryDelayS(delivery.attempts, config.webhookRetryBaseS);
+      await store.settleAttempt(tx, delivery.id, { status: 'pending', ...failure, nextAttemptAt: new Date(now.getTime() + delayS * 1000), succeededAt: null });
+      await queueAttempt(env.jobs, tx, delivery, delayS);
+      return null;
+    }
+    await store.settleAttempt(tx, delivery.id, { status: 'failed', ...failure, nextAttemptAt: null, succeededAt: null });
+    if (gone) await disable(tx, delivery.webhookId, 'endpoint answered 410', now);
+    if (wasPending) {
+      const failures = await store.countFailure(tx, delivery.webhookId);
+      if (failures !== undefined && failures >= config.webhookDisableAfter) await disable(tx, delivery.webhookId, 'too many failed deliveries', now);
+    }
+    return delivery.status === 'failed' ? null : 'failed';
+  });
 }
 
 /** Turns the webhook off (if it was on) with its `webhook.disabled` audit entry, in the settling transaction. */
@@ -149,8 +150,10 @@ export function webhookDeliveryJob(settings: Settings = {}) {
       retryDelayMaxS: 300,
       // WEBHOOK_TIMEOUT_S is at most 60 s: a run still going after this has lost its worker.
       expireInSeconds: 180,
-      concurrency: 4,
-      batchSize: 25,
+      // At most 20 attempts in flight per instance: each makes a few short statements on the ORM's pool
+      // (DB_POOL_MAX, 20 by default), which requests share; more would starve them under a burst.
+      concurrency: 2,
+      batchSize: 10,
       pollIntervalS: 0.5,
       wakeOnSend: true,
     },

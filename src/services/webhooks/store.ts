@@ -81,17 +81,6 @@ export async function findDelivery(em: EntityManager, webhookId: string, id: str
   return kysely(em).selectFrom('webhook_deliveries').selectAll().where('webhookId', '=', webhookId).where('id', '=', id).executeTakeFirst();
 }
 
-/** A delivery with what an attempt needs of its webhook; undefined when either is gone (deleted). */
-export async function findDeliveryForAttempt(em: EntityManager, id: string): Promise<(StoredDelivery & { url: string; secret: string }) | undefined> {
-  return kysely(em)
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhooks as w', 'w.id', 'd.webhookId')
-    .selectAll('d')
-    .select(['w.url', 'w.secret'])
-    .where('d.id', '=', id)
-    .executeTakeFirst();
-}
-
 /** One page of a webhook's deliveries newest first (created_at, id descending), optionally of one status. */
 export async function deliveryPage(
   em: EntityManager,
@@ -112,7 +101,8 @@ export async function deliveryPage(
 /** Fixes the bytes every attempt sends, unless another attempt fixed them first; the body that stands. */
 export async function fixBody(em: EntityManager, id: string, body: string, eventId: string): Promise<string | null> {
   const db = kysely(em);
-  await db.updateTable('webhook_deliveries').set({ body, eventId }).where('id', '=', id).where('body', 'is', null).execute();
+  const fixed = await db.updateTable('webhook_deliveries').set({ body, eventId }).where('id', '=', id).where('body', 'is', null).returning('body').executeTakeFirst();
+  if (fixed) return fixed.body;
   const row = await db.selectFrom('webhook_deliveries').select('body').where('id', '=', id).executeTakeFirst();
   return row?.body ?? null;
 }
@@ -121,21 +111,23 @@ export async function fixBody(em: EntityManager, id: string, body: string, event
  * Takes the next attempt of a delivery for the job `jobId`: a compare-and-set on the attempts made, so of
  * two jobs queued for the same attempt (a retry and a redelivery) one makes it and the other ends. The job
  * that made the last attempt may make another (its worker died mid-attempt and the queue runs it again).
- * Returns the delivery with this attempt counted (its status still the one before it), or undefined when
- * the attempt is not this job's.
+ * Returns the delivery with this attempt counted (its status still the one before it) and what the attempt
+ * needs of its webhook, in one statement; undefined when the attempt is not this job's or the webhook is gone.
  */
 export async function claimAttempt(
   em: EntityManager,
   claim: { id: string; expectedAttempts: number; jobId: string; now: Date },
-): Promise<StoredDelivery | undefined> {
-  const row = await kysely(em)
-    .updateTable('webhook_deliveries')
-    .set((eb) => ({ attempts: eb('attempts', '+', 1), lastAttemptAt: claim.now, nextAttemptAt: null, attemptJobId: claim.jobId }))
-    .where('id', '=', claim.id)
-    .where((eb) => eb.or([eb('attempts', '=', claim.expectedAttempts), eb('attemptJobId', '=', claim.jobId)]))
-    .returningAll()
+): Promise<(StoredDelivery & { url: string; secret: string }) | undefined> {
+  return kysely(em)
+    .updateTable('webhook_deliveries as d')
+    .from('webhooks as w')
+    .set((eb) => ({ attempts: eb('d.attempts', '+', 1), lastAttemptAt: claim.now, nextAttemptAt: null, attemptJobId: claim.jobId }))
+    .whereRef('w.id', '=', 'd.webhookId')
+    .where('d.id', '=', claim.id)
+    .where((eb) => eb.or([eb('d.attempts', '=', claim.expectedAttempts), eb('d.attemptJobId', '=', claim.jobId)]))
+    .returningAll('d')
+    .returning(['w.url', 'w.secret'])
     .executeTakeFirst();
-  return row;
 }
 
 /** Writes how an attempt ended. */
