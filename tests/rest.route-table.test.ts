@@ -1,15 +1,22 @@
 // The REST route table (src/rest/routeTable.ts): one entry per procedure with openapi meta, naming the procedure it serves.
 import { getInputOutputParsers } from 'trpc-to-openapi';
 import { describe, expect, it } from 'vitest';
-import { appRouter } from '../src/routers/index.ts';
+import { appRouter, restRouter } from '../src/routers/index.ts';
 import { routeTable } from '../src/rest/routeTable.ts';
 
 describe('the route table', () => {
   it('has one route per procedure with openapi meta, and each carries the very procedure the router serves at its path', () => {
-    const procedures = new Map<string, unknown>(Object.entries(appRouter._def.procedures));
+    const procedures = new Map<string, unknown>(Object.entries(restRouter._def.procedures));
     const rest = [...procedures].filter(([, procedure]) => hasOpenApiMeta(procedure)).map(([path]) => path);
     expect(routeTable.map((r) => r.procedurePath).sort()).toEqual(rest.sort());
     for (const route of routeTable) expect(route.procedure, route.procedurePath).toBe(procedures.get(route.procedurePath));
+  });
+
+  it('serves the application router, plus the REST-only procedures, which tRPC does not carry (CONTRACT §4.7)', () => {
+    const rest = new Set(routeTable.map((r) => r.procedurePath));
+    const trpc = Object.entries(appRouter._def.procedures).filter(([, procedure]) => hasOpenApiMeta(procedure)).map(([path]) => path);
+    for (const path of trpc) expect(rest.has(path), path).toBe(true);
+    expect([...rest].filter((path) => !(path in appRouter._def.procedures))).toEqual(['audit.export']);
   });
 
   it('gives every METHOD + path to exactly one procedure', () => {

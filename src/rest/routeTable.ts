@@ -1,7 +1,7 @@
 // The REST routes, derived by trpc-to-openapi from the routers' openapi meta: one entry per procedure, read by the facade and the OpenAPI document.
 import { forEachOpenApiProcedure, getInputOutputParsers, type OpenApiMethod, type OpenApiProcedure } from 'trpc-to-openapi';
 import { z } from 'zod';
-import { appRouter, type AppRouter } from '../routers/index.ts';
+import { restRouter } from '../routers/index.ts';
 import type { Meta, RestMeta } from '../trpc.ts';
 
 export type RestRoute = {
@@ -25,9 +25,9 @@ export type RestRoute = {
 
 export const API_PREFIX = '/api/v1';
 
-function buildRouteTable(appRouter: AppRouter): RestRoute[] {
+function buildRouteTable(router: typeof restRouter): RestRoute[] {
   const routes: RestRoute[] = [];
-  forEachOpenApiProcedure<Meta>(appRouter._def.procedures, ({ path, type, procedure, meta }) => {
+  forEachOpenApiProcedure<Meta>(router._def.procedures, ({ path, type, procedure, meta }) => {
     if (type === 'subscription') return;
     const { inputParser, hasInputsDefined } = getInputOutputParsers(procedure);
     const openapiPath = meta.openapi.path;
@@ -48,8 +48,8 @@ function buildRouteTable(appRouter: AppRouter): RestRoute[] {
   return routes;
 }
 
-/** The routes of the application router, in router order. */
-export const routeTable: readonly RestRoute[] = buildRouteTable(appRouter);
+/** The routes of the REST router (the application router's and the REST-only ones), in router order. */
+export const routeTable: readonly RestRoute[] = buildRouteTable(restRouter);
 
 function shapeOf(schema: z.ZodObject): Record<string, z.ZodType> {
   const entries: [string, unknown][] = Object.entries(schema.shape);

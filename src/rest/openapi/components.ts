@@ -183,4 +183,5 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   approvals: 'Approval requests and their decisions.',
   reviews: 'Decisions on the review stages of a task.',
   'api-keys': 'API keys: the machine credentials of users and service accounts, scoped to what they may do.',
+  audit: 'The audit log: who did what, when and from where; searchable and exportable (CEO and board members).',
 };

@@ -1,7 +1,7 @@
 // The OpenAPI 3.1 document: trpc-to-openapi's output, each route described from its meta, then the generic passes.
 import { readFileSync } from 'node:fs';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
-import { appRouter } from '../../routers/index.ts';
+import { restRouter } from '../../routers/index.ts';
 import { SERVICE_VERSION } from '../../version.ts';
 import { API_PREFIX, routeTable } from '../routeTable.ts';
 import { SECURITY_SCHEMES, SHARED_SCHEMAS, sharedComponents } from './components.ts';
@@ -12,7 +12,7 @@ import { assertNoGeneratedNameClashes, defaultsInProse, openResponseSchemas, pla
 const DESCRIPTION = readFileSync(new URL('./description.md', import.meta.url), 'utf8').trimEnd();
 
 export function buildOpenApiDocument(publicUrl: string): OpenAPIObject {
-  const doc = generateOpenApiDocument(appRouter, {
+  const doc = generateOpenApiDocument(restRouter, {
     title: 'agent-org API',
     description: DESCRIPTION.replaceAll('{PUBLIC_URL}', publicUrl),
     version: SERVICE_VERSION,

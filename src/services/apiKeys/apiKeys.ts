@@ -14,6 +14,7 @@ import type { Actor } from '../../contracts/actor.ts';
 import type { Clock } from '../../contracts/clock.ts';
 import { DEFAULT_PAGE_SIZE, type Pagination } from '../../contracts/pagination.ts';
 import { ApiError } from '../../errors.ts';
+import { recordEvent } from '../../events/record.ts';
 import { sha256 } from '../auth/tokens.ts';
 import { decodeCursor, toPage } from '../pagination.ts';
 import * as users from '../users/store.ts';
@@ -85,6 +86,8 @@ export async function createApiKey({ em, clock, actor }: { em: EntityManager; cl
       revokedAt: null,
     };
     await store.insertApiKey(tx, key);
+    const data = { name: key.name, prefix: key.prefix, user_id: userId, username: owner.username, scopes: key.scopes, expires_at: expiresAt?.toISOString() ?? null };
+    await recordEvent(tx, { type: 'api_key.created', actor: actor.username, at: now, target: { type: 'api_key', id: key.id }, data });
     return { ...toApiKeyResponse({ ...key, username: owner.username }), secret };
   });
 }
@@ -122,10 +125,18 @@ export async function getApiKey({ em, actor }: { em: EntityManager; actor: Actor
   return toApiKeyResponse(await visibleKey(em, actor, keyId));
 }
 
-/** Revokes the key (idempotent: an already revoked one keeps its revoked_at). Requests made with it get 1002 from now on. */
+/**
+ * Revokes the key (idempotent: an already revoked one keeps its revoked_at, and records nothing again).
+ * Requests made with it get 1002 from now on.
+ */
 export async function revokeApiKey({ em, clock, actor }: { em: EntityManager; clock: Clock; actor: Actor }, keyId: string): Promise<void> {
   const key = await visibleKey(em, actor, keyId);
-  await store.revokeKey(em, key.id, clock.now());
+  await em.transactional(async (tx) => {
+    const now = clock.now();
+    if (!(await store.revokeKey(tx, key.id, now))) return;
+    const data = { name: key.name, prefix: key.prefix, user_id: key.userId, username: key.username };
+    await recordEvent(tx, { type: 'api_key.revoked', actor: actor.username, at: now, target: { type: 'api_key', id: key.id }, data });
+  });
 }
 
 /** Revokes every key of a user (the user's deletion, `npm run admin -- revoke-api-keys`); call inside the caller's transaction. */

@@ -1,6 +1,7 @@
 // Writes overdue pending approvals as expired: on the reads that meet them and by a sweep on the job queue, at each deadline.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordEvent } from '../../events/record.ts';
+import { SYSTEM_ORIGIN } from '../audit/origin.ts';
 import { definePeriodicJob } from '../../jobs/periodic.ts';
 import type { JobType } from '../../jobs/jobType.ts';
 import { toApprovalResponse } from './response.ts';
@@ -27,7 +28,8 @@ export async function expireOverdueApprovals(em: EntityManager, now: Date, ids?:
 /** One `approval.expired` event per approval written expired, in the transaction that wrote it. */
 async function recordExpired(tx: EntityManager, expired: readonly StoredApproval[], now: Date): Promise<number> {
   for (const approval of expired) {
-    await recordEvent(tx, { type: 'approval.expired', actor: null, at: now, data: toApprovalResponse(approval, now) });
+    // The system's change, whichever call noticed it (a read, a wait, the sweep): its audit entry names no request.
+    await recordEvent(tx, { type: 'approval.expired', actor: null, at: now, data: toApprovalResponse(approval, now), origin: SYSTEM_ORIGIN });
   }
   return expired.length;
 }

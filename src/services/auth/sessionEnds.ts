@@ -29,11 +29,11 @@ async function announce(em: EntityManager, ended: readonly store.EndedSession[],
   }
 }
 
-/** Revokes one session unless it already is (then nothing is recorded); returns whether it was live. Call inside a transaction. */
-export async function endSession(em: EntityManager, sessionId: string, reason: store.RevokeReason, by: EndedBy, now: Date): Promise<boolean> {
+/** Revokes one session unless it already is (then nothing is recorded); returns it when it was live. Call inside a transaction. */
+export async function endSession(em: EntityManager, sessionId: string, reason: store.RevokeReason, by: EndedBy, now: Date): Promise<store.EndedSession | undefined> {
   const ended = await store.revokeSession(em, sessionId, reason, now);
   if (ended) await announce(em, [ended], reason, by, now);
-  return ended !== undefined;
+  return ended;
 }
 
 /** Revokes every live session of a user except `keepSessionId`; returns how many. Call inside a transaction. */
