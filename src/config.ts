@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { ROLES, type Role } from './contracts/roles.ts';
 
 const bool = (fallback: boolean) =>
   z
@@ -99,6 +100,24 @@ const EnvSchema = z.object({
     .optional(),
   PURGE_INTERVAL_S: int(3600, 10, 86_400),
   TEMP_PASSWORD_TTL_S: int(259_200, 60, 2_592_000),
+  MFA_REQUIRED_ROLES: z
+    .string()
+    .optional()
+    .transform((v) => [
+      ...new Set(
+        (v ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s.length > 0),
+      ),
+    ])
+    .pipe(z.array(z.enum(ROLES, { error: `each role must be one of ${ROLES.join(', ')}` }))),
+  AUDIT_RETENTION_DAYS: int(365, 1, 36_500),
+  WEBHOOK_ALLOW_PRIVATE: bool(false),
+  WEBHOOK_TIMEOUT_S: int(10, 1, 60),
+  WEBHOOK_MAX_ATTEMPTS: int(8, 1, 20),
+  WEBHOOK_RETRY_BASE_S: int(5, 1, 3600),
+  WEBHOOK_DISABLE_AFTER: int(20, 1, 1000),
 });
 
 /**
@@ -157,6 +176,20 @@ export type Config = Readonly<{
   purgeIntervalS: number;
   /** How long a password set by the CEO or an operator (must_change_password) signs in (CONTRACT §3.7). */
   tempPasswordTtlS: number;
+  /** Roles whose people must turn two-factor authentication on before doing anything else (CONTRACT §3.6); none by default. */
+  mfaRequiredRoles: readonly Role[];
+  /** Days an audit entry is kept before housekeeping deletes it (CONTRACT §4.13), independent of the events' retention. */
+  auditRetentionDays: number;
+  /** Webhooks may point at loopback, private, link-local, CGNAT and unspecified addresses (CONTRACT §4.12): development and tests only. */
+  webhookAllowPrivate: boolean;
+  /** An attempt without a 2xx within this many seconds has failed with `timeout`. */
+  webhookTimeoutS: number;
+  /** Attempts before a delivery is `failed` (the first included). */
+  webhookMaxAttempts: number;
+  /** The unit of the retry schedule: retries come this many seconds × 1, 6, 24, 120, 720, 2160, 4320 after a failed attempt. */
+  webhookRetryBaseS: number;
+  /** Consecutive failed deliveries that turn a webhook off. */
+  webhookDisableAfter: number;
 }>;
 
 export class ConfigError extends Error {
@@ -203,5 +236,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: e.METRICS_TOKEN,
     purgeIntervalS: e.PURGE_INTERVAL_S,
     tempPasswordTtlS: e.TEMP_PASSWORD_TTL_S,
+    mfaRequiredRoles: Object.freeze([...e.MFA_REQUIRED_ROLES]),
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    webhookTimeoutS: e.WEBHOOK_TIMEOUT_S,
+    webhookMaxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
+    webhookRetryBaseS: e.WEBHOOK_RETRY_BASE_S,
+    webhookDisableAfter: e.WEBHOOK_DISABLE_AFTER,
   });
 }

@@ -7,14 +7,16 @@ import { ApiError, toApiError, toProblem, type ErrorCode } from './errors.ts';
 import { assertAcceptableInput } from './inputRules.ts';
 import { countSentError } from './metrics/registry.ts';
 import { resolveApiKey } from './services/apiKeys/resolve.ts';
-import { authenticate, requirePasswordChanged, requireRole, requireScope, type KeyAccess, type Resolvers, type Role } from './services/auth/guards.ts';
+import { authenticate, requireMfaEnrolled, requirePasswordChanged, requireRole, requireScope, type KeyAccess, type Resolvers, type Role } from './services/auth/guards.ts';
 import { resolveSession } from './services/auth/sessions.ts';
 import { applyLimits, countFailedAuthentication } from './limits/middleware.ts';
+import { withOrigin, type Origin } from './services/audit/origin.ts';
+import type { Actor } from './contracts/actor.ts';
 import type { OperationId } from './limits/policy.ts';
 
 export type RestMeta = {
   /** Success status of the REST route (default 200). */
-  status?: 200 | 201 | 204;
+  status?: 200 | 201 | 202 | 204;
   /** The procedure returns `{ items, pagination }`, served as a PaginatedResponse. */
   list?: boolean;
   /** `Location` header of a create, e.g. `/api/v1/users/{id}` filled from the returned data. */
@@ -25,6 +27,11 @@ export type RestMeta = {
   ifMatch?: boolean;
   /** Accepts an `Idempotency-Key` header: a repeat is answered from the first call (CONTRACT §2.5). */
   idempotencyKey?: boolean;
+  /**
+   * The body is streamed in this media type (GET /audit/export): the procedure returns a StreamBody, which the
+   * REST facade runs with the reply as its sink. `item` names the component schema of each line or record.
+   */
+  stream?: { mediaType: 'application/x-ndjson'; item: string };
   /**
    * The procedure may hold its answer (a wait, CONTRACT §4.11): the REST facade hands it a `signal` that aborts
    * when the client disconnects, as tRPC's own adapter does for every call.
@@ -42,7 +49,7 @@ export type RestMeta = {
  * sets it), so the OpenAPI document derives statuses and security from the same values that enforce them.
  */
 export type Access = {
-  tier: 'unlimited' | 'public' | 'authed' | 'ceo' | 'approver' | 'writer';
+  tier: 'unlimited' | 'public' | 'authed' | 'ceo' | 'approver' | 'writer' | 'auditor';
   /** A signed-in user is required (session cookie or bearer token, or an API key where the meta opens the operation to keys). */
   authenticated: boolean;
   /** The roles allowed; absent: any signed-in user (or anyone, when not authenticated). */
@@ -58,6 +65,11 @@ export type Meta = OpenApiMeta<{
   limits?: { op: OperationId };
   /** Callable by a user who still has to change the initial password (CONTRACT §3.1). */
   allowPendingPasswordChange?: boolean;
+  /**
+   * Callable by a user whose role is in MFA_REQUIRED_ROLES before turning two-factor authentication on
+   * (CONTRACT §3.6): `me`, password change and the user's own two-factor operations, so that they can enroll.
+   */
+  allowPendingMfaEnrollment?: boolean;
   /**
    * Whether API keys may call it (CONTRACT §3.5): the scope a key needs, or `unscoped` (any key). Absent: no key
    * may, 403/1001 `not available to API keys`. Read only by authenticated tiers; keys are no credential elsewhere.
@@ -129,6 +141,14 @@ async function checkInput(ctx: Context, meta: Meta | undefined, getRawInput: () 
   assertAcceptableInput(await getRawInput());
 }
 
+/**
+ * Where the changes a call makes come from, for their audit entries (CONTRACT §4.13): the request and its
+ * client, and the credential; a call without one (a login, first-run setup) is a user's all the same.
+ */
+function originOf(ctx: Context, actor: Actor | null): Origin {
+  return { actorType: actor?.via === 'api_key' ? 'api_key' : 'user', apiKeyId: actor?.apiKey?.id ?? null, ip: ctx.ip, requestId: ctx.requestId };
+}
+
 /*
  * Each tier (but the unlimited one, which needs none) is ONE middleware: error mapping, authentication,
  * limits (wrapping the rest of the call, not just its start, because the in-flight cap holds its slot until
@@ -141,7 +161,7 @@ const anonymousTier = t.middleware(async ({ ctx, meta, path, type, getRawInput, 
   try {
     const result = await applyLimits(ctx, { path, op: meta?.limits?.op, mutation: type === 'mutation' }, async () => {
       await checkInput(ctx, meta, getRawInput);
-      return next();
+      return withOrigin(originOf(ctx, null), () => next());
     });
     return apiErrorsOf(result);
   } catch (error) {
@@ -166,12 +186,13 @@ const signedInTier = (roles: readonly Role[] | null) =>
       // A key's scope comes first (CONTRACT §3.5): before the role check and before anything is looked up.
       requireScope(actor, meta?.apiKey);
       requirePasswordChanged(actor, meta?.allowPendingPasswordChange === true);
+      requireMfaEnrolled(actor, ctx.deps.config.mfaRequiredRoles, meta?.allowPendingMfaEnrollment === true);
       // tRPC merges `{ actor }` into the context it passes on: the same object as `signedIn`.
       const signedIn = { ...ctx, actor };
       const result = await applyLimits(signedIn, { path, op: meta?.limits?.op, mutation: type === 'mutation' }, async () => {
         if (roles) requireRole(actor, roles);
         await checkInput(ctx, meta, getRawInput);
-        return next({ ctx: { actor } });
+        return withOrigin(originOf(ctx, actor), () => next({ ctx: { actor } }));
       });
       return apiErrorsOf(result);
     } catch (error) {
@@ -205,3 +226,12 @@ export const ceoProcedure = roleProcedure('ceo', ['ceo']);
 export const approverProcedure = roleProcedure('approver', ['ceo', 'manager', 'board_member']);
 /** Those who create approvals and decide review stages. */
 export const writerProcedure = roleProcedure('writer', ['ceo', 'manager', 'pair_programmer']);
+/** Those who read the audit log (CONTRACT §4.13). */
+export const auditorProcedure = roleProcedure('auditor', ['ceo', 'board_member']);
+
+/**
+ * What a procedure with `rest.stream` returns: a producer that writes the body through `write`, which
+ * resolves when the client can take more and rejects once it is gone. Until its first write (or its end) it
+ * may still fail with an ordinary error response.
+ */
+export type StreamBody = (write: (chunk: string) => Promise<void>) => Promise<void>;

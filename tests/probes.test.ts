@@ -44,7 +44,7 @@ describe('GET /api/v1/capabilities', () => {
     const user = await createUser(svc);
     const res = await svc.app.inject({ method: 'GET', url: '/api/v1/capabilities', headers: user.headers });
     expect(res.statusCode).toBe(200);
-    expect(res.json().data).toEqual({ events: true, refresh_tokens: true, shared_rate_limits: expect.any(Boolean), metrics: true, docs: true, dashboard: true, api_keys: true });
+    expect(res.json().data).toEqual({ events: true, refresh_tokens: true, shared_rate_limits: expect.any(Boolean), metrics: true, docs: true, dashboard: true, api_keys: true, mfa: true, webhooks: true, audit: true });
     expect(await user.caller.probes.capabilities()).toMatchObject({ refresh_tokens: true });
   });
 });

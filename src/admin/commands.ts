@@ -1,9 +1,12 @@
-// The operators' commands (npm run admin, CONTRACT §4.10, §3.5): reset a password, list users, revoke sessions or API keys.
+// The operators' commands (npm run admin, CONTRACT §4.10, §3.5, §3.6): reset a password or two-factor authentication, list users, revoke sessions or API keys.
 import { randomBytes } from 'node:crypto';
+import { userInfo } from 'node:os';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordEvent } from '../events/record.ts';
+import { ADMIN_ORIGIN, withOrigin } from '../services/audit/origin.ts';
 import { revokeUserApiKeys } from '../services/apiKeys/apiKeys.ts';
 import { hashPassword, passwordPolicyViolation } from '../services/auth/passwords.ts';
+import { turnOffMfa } from '../services/mfa/mfa.ts';
 import { revokeUserSessions } from '../services/auth/sessions.ts';
 import { liveSessions } from '../services/auth/store.ts';
 import { usernameKey } from '../services/auth/usernameKeys.ts';
@@ -19,27 +22,51 @@ export class AdminError extends Error {
 type Env = { em: EntityManager; clock: Clock };
 
 /**
+ * Runs a command as an operator's (CONTRACT §4.13): each records its `admin.<command>` entry in the
+ * transaction of what it changes, and every entry it causes (a `user.updated`, each `session.revoked`) has
+ * the actor type `admin`.
+ */
+function asOperator<T>(work: () => Promise<T>): Promise<T> {
+  return withOrigin(ADMIN_ORIGIN, work);
+}
+
+/** The operating-system account running the command: the one name an operator at the console has. */
+function operator(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    // No entry in the password database (a container's arbitrary uid).
+    return process.env.USER ?? `uid ${String(process.getuid?.() ?? 'unknown')}`;
+  }
+}
+
+/**
  * Gives the user a generated temporary password (returned, to be shown once), requires a new one at the
  * next sign-in and ends every session, all in one transaction: the way back in when the CEO's is lost.
  * Events (docs/events.md): `user.updated` when must_change_password turns true, and one `session.revoked`
  * (`password_changed`) per session; actor null, as an operator at the console has no username in the API.
  */
 export async function resetPassword({ em, clock }: Env, username: string): Promise<{ username: string; password: string; revokedSessions: number }> {
-  const user = await findUser(em, username);
-  // A program has no password to reset (CONTRACT §3.5); its way back in is a new API key.
-  if (user.kind === 'service') throw new AdminError(`${user.username} is a service account: it has no password (issue it a new API key instead)`);
-  const password = temporaryPassword(user.username);
-  const passwordHash = await hashPassword(password);
-  const revokedSessions = await em.transactional(async (tx) => {
-    if (!(await lockUser(tx, user.id))) throw new AdminError(`no user named ${JSON.stringify(username)}`);
-    const now = clock.now();
-    const wasInitial = (await findUserWithGrants(tx, user.id))?.mustChangePassword === true;
-    await setTemporaryPassword(tx, user.id, passwordHash, now);
-    const updated = await findUserWithGrants(tx, user.id);
-    if (!wasInitial && updated) await recordEvent(tx, { type: 'user.updated', actor: null, at: now, data: toUserResponse(updated) });
-    return revokeUserSessions({ em: tx, clock }, user.id, 'password_changed', { username: null });
+  return asOperator(async () => {
+    const user = await findUser(em, username);
+    // A program has no password to reset (CONTRACT §3.5); its way back in is a new API key.
+    if (user.kind === 'service') throw new AdminError(`${user.username} is a service account: it has no password (issue it a new API key instead)`);
+    const password = temporaryPassword(user.username);
+    const passwordHash = await hashPassword(password);
+    const revokedSessions = await em.transactional(async (tx) => {
+      if (!(await lockUser(tx, user.id))) throw new AdminError(`no user named ${JSON.stringify(username)}`);
+      const now = clock.now();
+      const wasInitial = (await findUserWithGrants(tx, user.id))?.mustChangePassword === true;
+      await setTemporaryPassword(tx, user.id, passwordHash, now);
+      const updated = await findUserWithGrants(tx, user.id);
+      if (!wasInitial && updated) await recordEvent(tx, { type: 'user.updated', actor: null, at: now, data: toUserResponse(updated) });
+      const revoked = await revokeUserSessions({ em: tx, clock }, user.id, 'password_changed', { username: null });
+      const data = { username: user.username, sessions_revoked: revoked, operator: operator() };
+      await recordEvent(tx, { type: 'admin.reset-password', actor: null, at: now, target: { type: 'user', id: user.id }, data });
+      return revoked;
+    });
+    return { username: user.username, password, revokedSessions };
   });
-  return { username: user.username, password, revokedSessions };
 }
 
 /**
@@ -55,23 +82,61 @@ function temporaryPassword(username: string): string {
 
 /** Ends every session of the user (one `session.revoked`, reason `revoked`, actor null, each); returns how many were live. */
 export async function revokeSessions({ em, clock }: Env, username: string): Promise<{ username: string; revokedSessions: number }> {
-  const user = await findUser(em, username);
-  const revokedSessions = await em.transactional((tx) => revokeUserSessions({ em: tx, clock }, user.id, 'revoked', { username: null }));
-  return { username: user.username, revokedSessions };
+  return asOperator(async () => {
+    const user = await findUser(em, username);
+    const revokedSessions = await em.transactional(async (tx) => {
+      const revoked = await revokeUserSessions({ em: tx, clock }, user.id, 'revoked', { username: null });
+      const data = { username: user.username, sessions_revoked: revoked, operator: operator() };
+      await recordEvent(tx, { type: 'admin.revoke-sessions', actor: null, at: clock.now(), target: { type: 'user', id: user.id }, data });
+      return revoked;
+    });
+    return { username: user.username, revokedSessions };
+  });
 }
 
 /** Revokes every API key of the user (sessions and password stay as they are); returns how many were unrevoked. */
 export async function revokeApiKeys({ em, clock }: Env, username: string): Promise<{ username: string; revokedKeys: number }> {
-  const user = await findUser(em, username);
-  const revokedKeys = await em.transactional((tx) => revokeUserApiKeys({ em: tx, clock }, user.id));
-  return { username: user.username, revokedKeys };
+  return asOperator(async () => {
+    const user = await findUser(em, username);
+    const revokedKeys = await em.transactional(async (tx) => {
+      const revoked = await revokeUserApiKeys({ em: tx, clock }, user.id);
+      const data = { username: user.username, keys_revoked: revoked, operator: operator() };
+      await recordEvent(tx, { type: 'admin.revoke-api-keys', actor: null, at: clock.now(), target: { type: 'user', id: user.id }, data });
+      return revoked;
+    });
+    return { username: user.username, revokedKeys };
+  });
+}
+
+/**
+ * Turns the user's two-factor authentication off (a lost phone, the CEO's included): their key and recovery
+ * codes are forgotten, they sign in with the password alone and may enroll again; sessions stay. Records
+ * `user.updated` (`mfa_enabled` false) and `admin.reset-mfa`. Not on: an error, nothing changed.
+ */
+export async function resetMfa({ em, clock }: Env, username: string): Promise<{ username: string }> {
+  return asOperator(async () => {
+    const user = await findUser(em, username);
+    await em.transactional(async (tx) => {
+      if (!(await lockUser(tx, user.id)) || (await findUserWithGrants(tx, user.id))?.mfaEnabled !== true) {
+        throw new AdminError(`${user.username} does not have two-factor authentication on`);
+      }
+      const now = clock.now();
+      await turnOffMfa(tx, user.id, now, null);
+      await recordEvent(tx, { type: 'admin.reset-mfa', actor: null, at: now, target: { type: 'user', id: user.id }, data: { username: user.username, operator: operator() } });
+    });
+    return { username: user.username };
+  });
 }
 
 export type UserRow = { username: string; role: string; mustChangePassword: boolean; liveSessions: number; createdAt: Date };
 
+/** Every user with the count of live sessions; the reading itself is recorded (`admin.list-users`), as it bypasses the API's roles. */
 export async function listUsers({ em, clock }: Env): Promise<UserRow[]> {
   const [users, sessions] = await Promise.all([allUsers(em), liveSessions(em, clock.now(), null)]);
   const live = Map.groupBy(sessions, (s) => s.userId);
+  await asOperator(() =>
+    em.transactional((tx) => recordEvent(tx, { type: 'admin.list-users', actor: null, at: clock.now(), target: null, data: { users: users.length, operator: operator() } })),
+  );
   return users.map((u) => ({
     username: u.username,
     role: u.role,

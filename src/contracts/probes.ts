@@ -23,6 +23,9 @@ export const CapabilitiesResponse = z
     docs: z.boolean().describe('The reference UI at /docs is served.'),
     dashboard: z.boolean().describe('The web dashboard is served at /.'),
     api_keys: z.boolean().describe('Service accounts and API keys (`Authorization: Bearer aok_…`) are served.'),
+    audit: z.boolean().describe('The audit log (GET /audit, GET /audit/export) is served.'),
+    mfa: z.boolean().describe('Two-factor authentication (TOTP and recovery codes, `/auth/mfa`) is served.'),
+    webhooks: z.boolean().describe('Outbound webhooks (`/webhooks`): events POSTed to the organization\'s other systems, signed per Standard Webhooks.'),
   })
   .meta({ id: 'CapabilitiesResponse' });
 export type CapabilitiesResponse = z.infer<typeof CapabilitiesResponse>;

@@ -1,5 +1,6 @@
 // One operation's description, derived from its procedure's tier and meta: who may call, parameters, headers, every status it can send.
-import type { OpenAPIObject } from 'trpc-to-openapi';
+import { getInputOutputParsers, type OpenAPIObject } from 'trpc-to-openapi';
+import { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from '../../errors.ts';
 import { OPERATION_POLICIES } from '../../limits/policy.ts';
 import type { Access } from '../../trpc.ts';
@@ -67,6 +68,8 @@ function successResponse(operation: Operation, route: RestRoute): Json {
   }
   const description = typeof operation.summary === 'string' ? operation.summary : 'Success';
   if (status === 204) return { 204: { description: `${description} (no body)`, headers } };
+  const stream = route.rest.stream;
+  if (stream) return { [status]: { description: `${description}: one \`${stream.item}\` per line`, headers, content: { [stream.mediaType]: { schema: ref('schemas', stream.item) } } } };
 
   const generated = record(record(record(record(record(operation.responses)['200']).content)['application/json']).schema);
   const data = route.rest.list ? record(generated.properties).items : generated;
@@ -106,6 +109,9 @@ function outcomesOf(route: RestRoute): Outcome[] {
     else if (key !== 'unscoped') outcomes.push({ code: 1001, when: `Called with an API key without the scope \`${key}\`: \`the API key lacks the scope ${key}\`.` });
     if (access.roles) outcomes.push({ code: 1001, when: `The caller's role is not ${access.roles.map((r) => `\`${r}\``).join(', ')}.` });
     if (route.meta.allowPendingPasswordChange !== true) outcomes.push({ code: 1001, when: 'The user must change the initial password first (`password change required`).' });
+    if (route.meta.allowPendingMfaEnrollment !== true) {
+      outcomes.push({ code: 1001, when: "The user's role is in `MFA_REQUIRED_ROLES` and two-factor authentication is not on yet (`two-factor authentication required`)." });
+    }
     if (mutation) outcomes.push({ code: 1001, when: 'Authenticated by the `session` cookie without an `X-CSRF-Token` header equal to the `csrf_token` cookie.' });
   }
   if (route.rest.ifMatch) outcomes.push({ code: 4002, when: '`If-Match` names none of the current entity tags.' });
@@ -156,7 +162,8 @@ function operationDescription(route: RestRoute, access: Access): string {
   else {
     const who = access.roles ? `a signed-in user with role ${access.roles.map((r) => `\`${r}\``).join(', ')}` : 'any signed-in user';
     const pending =
-      route.meta.allowPendingPasswordChange === true ? ' Also a user who must still change the initial password.' : '';
+      (route.meta.allowPendingPasswordChange === true ? ' Also a user who must still change the initial password.' : '') +
+      (route.meta.allowPendingMfaEnrollment === true ? ' Also a user whose role requires two-factor authentication before it is on.' : '');
     const csrf = route.type === 'mutation' ? ' With cookie authentication, send `X-CSRF-Token`.' : '';
     parts.push(`**Who:** ${who} (bearer token or \`session\` cookie).${pending}${csrf}`);
     parts.push(keyDescription(route.meta.apiKey));
@@ -198,9 +205,17 @@ function nameRequestBody(operation: Operation, schemas: Record<string, unknown>,
   }
   const name = requestSchemaName(route);
   if (name in schemas) throw new Error(`request body schema ${name} of ${route.procedurePath} clashes with another schema`);
+  // trpc-to-openapi rebuilds an input object that carries a refinement without its strictness (zod cannot omit
+  // fields from a refined object); the server refuses unknown fields of it all the same.
+  if (refusesUnknownFields(route) && !('additionalProperties' in schema)) schema.additionalProperties = false;
   schemas[name] = schema;
   const required = Array.isArray(schema.required) && schema.required.length > 0;
   operation.requestBody = { required, content: { 'application/json': { schema: ref('schemas', name) } } };
+}
+
+function refusesUnknownFields(route: RestRoute): boolean {
+  const { inputParser } = getInputOutputParsers(route.procedure);
+  return inputParser instanceof z.ZodObject && inputParser._zod.def.catchall instanceof z.ZodNever;
 }
 
 /** The id the input schema was registered with (e.g. `CreateUserRequest`), else `<Area><Name>Request`. */

@@ -7,6 +7,7 @@ import { ApiError } from '../../errors.ts';
 import { summariseGrants } from '../users/grants.ts';
 import { lockUser } from '../users/store.ts';
 import { MikroOrmSessionAdapter } from './luciaAdapter.ts';
+import { recordEvent } from '../../events/record.ts';
 import { endSession, endUserSessions, evictSessionsBeyond, type EndedBy, type RevokeReason } from './sessionEnds.ts';
 import * as store from './store.ts';
 import { newToken, sha256 } from './tokens.ts';
@@ -100,6 +101,7 @@ export async function resolveSession(
     // a session's user is a person, and a user's kind never changes.
     kind: 'human',
     mustChangePassword: user.mustChangePassword,
+    mfaEnabled: user.mfaEnabled,
     orgRoles,
     scopedDepartments,
   };
@@ -144,7 +146,7 @@ export async function rotateSession(
 
 /** Revokes one session by its public id, recording its session.revoked event; returns whether a live one was revoked. Call inside a transaction. */
 export async function revokeSession({ em, clock }: { em: EntityManager; clock: Clock }, sessionId: string, reason: RevokeReason, by: EndedBy): Promise<boolean> {
-  return endSession(em, sessionId, reason, by, clock.now());
+  return (await endSession(em, sessionId, reason, by, clock.now())) !== undefined;
 }
 
 /** Revokes every live session of a user, optionally keeping one (the caller's own), one event each. Call inside a transaction. */
@@ -181,7 +183,12 @@ export async function revokeHeldSession(
   if (sessionIds.size === 0) return;
   // Not lucia's invalidateSession: the adapter's deleteSession is also lucia's expiry hook, which must not revoke.
   await em.transactional(async (tx) => {
-    for (const id of sessionIds) await endSession(tx, id, 'logout', 'owner', clock.now());
+    for (const id of sessionIds) {
+      const now = clock.now();
+      const ended = await endSession(tx, id, 'logout', 'owner', now);
+      // A logout that ends nothing (the session was already over) changes nothing, so it records nothing.
+      if (ended) await recordEvent(tx, { type: 'auth.logout', actor: ended.username, at: now, target: { type: 'session', id: ended.id }, data: { session_id: ended.id } });
+    }
   });
 }
 

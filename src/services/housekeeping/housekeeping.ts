@@ -5,8 +5,10 @@ import type { Config } from '../../config.ts';
 import type { Metrics } from '../../metrics/registry.ts';
 import { definePeriodicJob } from '../../jobs/periodic.ts';
 import { purgeEndedWaits } from '../approvals/store.ts';
+import { purgeExpiredAuditEntries } from '../audit/audit.ts';
 import { purgeEndedSessions, purgeRefreshTokens, purgeWsTickets } from '../auth/store.ts';
 import { purgeExpiredKeys } from '../idempotency/store.ts';
+import { purgeDeliveriesBefore } from '../webhooks/store.ts';
 import type { Clock } from '../../contracts/clock.ts';
 
 /**
@@ -17,6 +19,9 @@ export type PurgeTask = {
   name: string;
   purge(env: { em: EntityManager; now: Date; config: Config }, limit: number): Promise<number>;
 };
+
+/** How long a webhook delivery is listed (CONTRACT §4.12). */
+export const DELIVERY_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
 /**
  * The purges every run performs, in order. Another area with rows to expire adds its task here (the events
@@ -31,6 +36,10 @@ export const PURGE_TASKS: readonly PurgeTask[] = [
   { name: 'idempotency_keys', purge: ({ em, now }) => purgeExpiredKeys(em, now) },
   // Rows of approval waits whose instance died before releasing them; a few at most.
   { name: 'approval_waits', purge: ({ em, now }) => purgeEndedWaits(em, now) },
+  // Entries older than AUDIT_RETENTION_DAYS: the only way an audit entry ever goes (CONTRACT §4.13).
+  { name: 'audit_entries', purge: ({ em, now, config }, limit) => purgeExpiredAuditEntries(em, now, config.auditRetentionDays, limit) },
+  // Webhook deliveries are kept 30 days (CONTRACT §4.12), whatever their status.
+  { name: 'webhook_deliveries', purge: ({ em, now }, limit) => purgeDeliveriesBefore(em, new Date(now.getTime() - DELIVERY_RETENTION_MS), limit) },
 ];
 
 // Rows per statement: each delete stays well inside STATEMENT_TIMEOUT_MS and holds few locks at once.

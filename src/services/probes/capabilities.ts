@@ -28,5 +28,11 @@ export function capabilities({
     dashboard: dashboard !== null,
     // Keys are part of authentication itself, which every deployment serves.
     api_keys: true,
+    // Every change records its entry and GET /audit is always served (CONTRACT §4.13).
+    audit: true,
+    // Two-factor authentication is part of signing in, which every deployment serves (CONTRACT §3.6).
+    mfa: true,
+    // Deliveries run on the job queue every instance starts (CONTRACT §4.12).
+    webhooks: true,
   };
 }
