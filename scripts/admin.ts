@@ -5,6 +5,9 @@ import { AdminError, formatTable, listUsers, resetMfa, resetPassword, revokeApiK
 import { ConfigError, loadConfig, type Config } from '../src/config.ts';
 import { openDatabase, type Database } from '../src/db/database.ts';
 import { runningEmbeddedPostgres } from '../src/db/embedded.ts';
+import { JOB_TYPES } from '../src/jobs/catalogue.ts';
+import { JobQueue } from '../src/jobs/queue.ts';
+import { createMetrics } from '../src/metrics/registry.ts';
 import { systemClock } from '../src/contracts/clock.ts';
 
 const USAGE = 'usage: npm run admin -- reset-password <username> | list-users | revoke-sessions <username> | revoke-api-keys <username> | reset-mfa <username>';
@@ -97,12 +100,30 @@ function firstLine(error: unknown): string {
   return message.split('\n')[0] ?? message;
 }
 
+/**
+ * The job queue, to send jobs only (no worker runs here): a command's events are delivered to the webhooks
+ * they match, and those deliveries are queued in the command's transaction (CONTRACT §4.12); a running
+ * instance works them.
+ */
+async function jobSender(db: Database, config: Config): Promise<JobQueue> {
+  // pino's calling convention, `(details, message)` or `(message)`: the message goes to stderr, one line.
+  const line = (...args: unknown[]) => console.error(`admin: job queue: ${String(args.findLast((a) => typeof a === 'string') ?? 'error')}`);
+  const quiet = { info: () => {}, warn: line, error: line };
+  return JobQueue.start(db.url, { orm: db.orm, clock: systemClock, config, logger: quiet, metrics: createMetrics() }, [], JOB_TYPES);
+}
+
 let exitCode = 0;
 try {
   const command = parseCommand(process.argv.slice(2));
-  const db = await open(configuration());
+  const config = configuration();
+  const db = await open(config);
   try {
-    await run(command, db);
+    const jobs = await jobSender(db, config);
+    try {
+      await run(command, db);
+    } finally {
+      await jobs.stop();
+    }
   } finally {
     await db.close();
   }

@@ -1,5 +1,7 @@
 // Webhook deliveries (CONTRACT §4.12): queued with the event, signed per Standard Webhooks (verified by the standardwebhooks package itself), retried, given up, turned off, listed, redelivered.
+import { execFile } from 'node:child_process';
 import type { IncomingHttpHeaders } from 'node:http';
+import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kysely } from '../src/db/kysely.ts';
@@ -408,6 +410,24 @@ describe('test deliveries, the deliveries list, redelivery', () => {
       await withHook(['approvals.*'], async (other) => {
         expect((await call('POST', `/webhooks/${other.id}/deliveries/${theirs}/redeliver`)).statusCode).toBe(404);
       });
+    });
+  });
+});
+
+describe('changes made outside the service', () => {
+  it('an operator command (npm run admin) queues the deliveries of the events it records; a running instance delivers them', async () => {
+    await withHook(['users.*'], async ({ receiver }) => {
+      const user = await createUser(svc, { role: 'manager' });
+      const root = path.resolve(import.meta.dirname, '..');
+      const out = await new Promise<{ code: number; stderr: string }>((resolve) => {
+        const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: svc.databaseUrl };
+        execFile(path.join(root, 'node_modules', '.bin', 'node'), ['scripts/admin.ts', 'reset-password', user.username], { cwd: root, env, timeout: 60_000 }, (error, _stdout, stderr) =>
+          resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stderr }),
+        );
+      });
+      expect(out).toMatchObject({ code: 0 });
+      const [got] = await receiver.waitFor(1);
+      expect(got ? typeOf(got) : null).toBe('user.updated');
     });
   });
 });
