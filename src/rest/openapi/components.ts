@@ -184,4 +184,5 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   reviews: 'Decisions on the review stages of a task.',
   'api-keys': 'API keys: the machine credentials of users and service accounts, scoped to what they may do.',
   audit: 'The audit log: who did what, when and from where; searchable and exportable (CEO and board members).',
+  webhooks: "Outbound webhooks (the CEO's): events POSTed to the organization's other systems, signed per Standard Webhooks; their deliveries.",
 };
