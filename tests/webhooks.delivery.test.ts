@@ -414,6 +414,33 @@ describe('test deliveries, the deliveries list, redelivery', () => {
   });
 });
 
+describe('the destination is checked again at every attempt', () => {
+  it('without WEBHOOK_ALLOW_PRIVATE an attempt to a loopback receiver fails with "destination not allowed" and nothing reaches it', async () => {
+    // The webhook was made while private destinations were allowed; the instance that works it does not allow them.
+    const maker = await startTestService({ env: ENV, jobTypes: [] });
+    const strict = await startTestService({ env: { ...ENV, WEBHOOK_ALLOW_PRIVATE: 'false' }, databaseUrl: maker.databaseUrl });
+    const receiver = await startReceiver();
+    try {
+      const boss = await createUser(maker, { role: 'ceo' });
+      const hook: { id: string } = (await call('POST', '/webhooks', { url: receiver.url, event_types: ['approvals.*'] }, maker, boss)).json().data;
+      await boss.caller.approvals.create(APPROVAL);
+      const deadline = Date.now() + 10_000;
+      let listed: Delivery[] = [];
+      while (Date.now() < deadline) {
+        listed = (await call('GET', `/webhooks/${hook.id}/deliveries`, undefined, maker, boss)).json().data;
+        if (listed[0]?.error) break;
+        await sleep(100);
+      }
+      expect(listed[0]).toMatchObject({ status: 'pending', attempts: 1, error: 'destination not allowed', response_status: null });
+      expect(receiver.received).toHaveLength(0);
+    } finally {
+      await receiver.close();
+      await strict.close();
+      await maker.close();
+    }
+  });
+});
+
 describe('changes made outside the service', () => {
   it('an operator command (npm run admin) queues the deliveries of the events it records; a running instance delivers them', async () => {
     await withHook(['users.*'], async ({ receiver }) => {
