@@ -6,6 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kysely } from '../src/db/kysely.ts';
 import { recordEvent } from '../src/events/record.ts';
+import { purgeEventsBefore } from '../src/events/store.ts';
 import { runAttempt } from '../src/services/webhooks/delivery.ts';
 import { SERVICE_VERSION } from '../src/version.ts';
 import { PROBLEM } from './helpers/http.ts';
@@ -456,6 +457,35 @@ describe('changes made outside the service', () => {
       const [got] = await receiver.waitFor(1);
       expect(got ? typeOf(got) : null).toBe('user.updated');
     });
+  });
+});
+
+describe('the events purge', () => {
+  it('keeps an event whose delivery has not gone out yet (its body is read then), and purges it once it has', async () => {
+    const idle = await startTestService({ env: ENV, jobTypes: [] });
+    const receiver = await startReceiver();
+    try {
+      const boss = await createUser(idle, { role: 'ceo' });
+      await call('POST', '/webhooks', { url: receiver.url, event_types: ['approvals.*'] }, idle, boss);
+      const approval = await boss.caller.approvals.create(APPROVAL);
+      await idle.deps.events.publish();
+      const db = kysely(idle.deps.orm.em.fork());
+      const stored = async () => (await db.selectFrom('events').select('id').where('type', '=', 'approval.created').execute()).length;
+      // Every event is past retention for this purge.
+      const future = new Date(Date.now() + 60_000);
+      await purgeEventsBefore(idle.deps.orm.em.fork(), future);
+      expect(await stored()).toBe(1);
+      const delivery = await db.selectFrom('webhook_deliveries').select(['id', 'attempts']).executeTakeFirstOrThrow();
+      const { orm, clock, config, logger, metrics, jobs } = idle.deps;
+      await runAttempt({ delivery_id: delivery.id, attempts: 0 }, { orm, clock, config, logger, metrics, jobs }, { id: '00000000-0000-4000-8000-0000000000d1' });
+      const [got] = await receiver.waitFor(1);
+      expect(got?.body).toContain(approval.id);
+      await purgeEventsBefore(idle.deps.orm.em.fork(), future);
+      expect(await stored()).toBe(0);
+    } finally {
+      await receiver.close();
+      await idle.close();
+    }
   });
 });
 
