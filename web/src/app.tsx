@@ -12,12 +12,15 @@ import { Failure, Loading, PageTitle } from './components/ui.tsx';
 import { resolve, type PageName, type Params } from './lib/routes.ts';
 import { ApiKeysPage } from './pages/apiKeys.tsx';
 import { ApprovalsPage } from './pages/approvals.tsx';
+import { AuditPage } from './pages/audit.tsx';
 import { ChangePasswordPage, FirstRunPage, LoginPage } from './pages/auth.tsx';
 import { ReviewPage, ReviewsPage } from './pages/reviews.tsx';
+import { SecurityPage } from './pages/security.tsx';
 import { SessionsPage } from './pages/sessions.tsx';
 import { SetupPage } from './pages/setup.tsx';
 import { StatusPage } from './pages/status.tsx';
 import { UsersPage } from './pages/users.tsx';
+import { WebhooksPage } from './pages/webhooks.tsx';
 import { Link, navigate, useLocation } from './router.ts';
 
 export function App() {
@@ -35,8 +38,11 @@ function Shell() {
   const status = useQuery(queries.setupStatus());
   // Asked together with the status (one batched request), not after it: the first page is one round trip sooner.
   const me = useQuery(queries.me());
-  const where = resolve(path, search, status.data, me.data, window.location.origin);
-  const signedIn = me.data && !me.data.must_change_password ? me.data : null;
+  // In the same batch: whether the role requires two-factor authentication that is not on yet.
+  const mfa = useQuery(queries.mfaStatus());
+  const user = mfa.isPending ? undefined : me.data && { ...me.data, mfa_enrollment_due: mfa.data?.required === true && !mfa.data.totp_enabled };
+  const where = resolve(path, search, status.data, user, window.location.origin);
+  const signedIn = user && !user.must_change_password && !user.mfa_enrollment_due ? user : null;
   // Live updates for what the page shows; a user who must change the password first may follow nothing.
   const live = useLiveEvents(signedIn?.id ?? null, channelsFor(where.kind === 'page' ? where.page : 'not-found'));
   useEffect(() => {
@@ -88,6 +94,12 @@ function Page({ page, params, search, me }: { page: PageName; params: Params; se
       return <SessionsPage me={me} />;
     case 'api-keys':
       return <ApiKeysPage me={me} search={search} />;
+    case 'audit':
+      return <AuditPage me={me} search={search} />;
+    case 'webhooks':
+      return <WebhooksPage me={me} />;
+    case 'security':
+      return <SecurityPage />;
     case 'status':
       return <StatusPage />;
     case 'not-found':

@@ -59,6 +59,14 @@ describe('resolve', () => {
     expect(resolve('/change-password', '', setupDone, observer, SITE)).toMatchObject({ kind: 'page', page: 'change-password' });
   });
 
+  it('leads a user whose role requires two-factor authentication, not on yet, to the security page from every path, after the password change', () => {
+    const due = { username: 'bo', role: 'board_member', must_change_password: false, mfa_enrollment_due: true };
+    for (const path of ['/', '/approvals', '/users', '/sessions', '/nowhere']) expect(resolve(path, '', setupDone, due, SITE)).toEqual({ kind: 'redirect', to: '/security' });
+    expect(resolve('/security', '', setupDone, due, SITE)).toMatchObject({ kind: 'page', page: 'security' });
+    expect(resolve('/security', '', setupDone, { ...due, must_change_password: true }, SITE)).toEqual({ kind: 'redirect', to: '/change-password' });
+    expect(resolve('/approvals', '', setupDone, { ...due, mfa_enrollment_due: false }, SITE)).toMatchObject({ kind: 'page', page: 'approvals' });
+  });
+
   it('shows not-found for unknown paths to a signed-in user', () => {
     expect(resolve('/nowhere', '', setupDone, observer, SITE)).toMatchObject({ kind: 'page', page: 'not-found' });
   });

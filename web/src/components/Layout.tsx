@@ -8,13 +8,16 @@ import { Link, navigate, useLocation } from '../router.ts';
 
 type Me = { username: string; role: string };
 
-const NAV: ReadonlyArray<{ href: string; text: string; ceoOnly?: boolean }> = [
+const NAV: ReadonlyArray<{ href: string; text: string; ceoOnly?: boolean; roles?: readonly string[] }> = [
   { href: '/approvals', text: 'Approvals' },
   { href: '/reviews', text: 'Reviews' },
   { href: '/users', text: 'Users' },
   { href: '/api-keys', text: 'API keys' },
   { href: '/setup', text: 'Setup', ceoOnly: true },
+  { href: '/audit', text: 'Audit', roles: ['ceo', 'board_member'] },
+  { href: '/webhooks', text: 'Webhooks', ceoOnly: true },
   { href: '/sessions', text: 'Sessions' },
+  { href: '/security', text: 'Security' },
   { href: '/status', text: 'Status' },
 ];
 
@@ -45,7 +48,7 @@ export function Layout({ me, live = null, children }: { me: Me | null; live?: Fe
           {me ? (
             <nav aria-label="Main">
               <ul>
-                {NAV.filter((n) => !n.ceoOnly || me.role === 'ceo').map((n) => (
+                {NAV.filter((n) => (!n.ceoOnly || me.role === 'ceo') && (!n.roles || n.roles.includes(me.role))).map((n) => (
                   <li key={n.href}>
                     <Link href={n.href} aria-current={path === n.href || path.startsWith(`${n.href}/`) ? 'page' : undefined}>
                       {n.text}

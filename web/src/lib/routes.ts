@@ -10,6 +10,9 @@ export type PageName =
   | 'users'
   | 'sessions'
   | 'api-keys'
+  | 'audit'
+  | 'webhooks'
+  | 'security'
   | 'status'
   | 'not-found';
 
@@ -24,6 +27,9 @@ const ROUTES: ReadonlyArray<readonly [pattern: string, page: PageName]> = [
   ['/users', 'users'],
   ['/sessions', 'sessions'],
   ['/api-keys', 'api-keys'],
+  ['/audit', 'audit'],
+  ['/webhooks', 'webhooks'],
+  ['/security', 'security'],
   ['/status', 'status'],
 ];
 
@@ -60,7 +66,13 @@ export function matchRoute(path: string): { page: PageName; params: Params } {
 }
 
 export type SetupState = { needs_admin: boolean; needs_setup: boolean };
-export type SignedIn = { username: string; role: string; must_change_password: boolean };
+export type SignedIn = {
+  username: string;
+  role: string;
+  must_change_password: boolean;
+  /** The role requires two-factor authentication and it is not on yet (CONTRACT §3.6): only enrolling is open. */
+  mfa_enrollment_due?: boolean;
+};
 
 export type Resolution = { kind: 'loading' } | { kind: 'redirect'; to: string } | { kind: 'page'; page: PageName; params: Params };
 
@@ -103,6 +115,7 @@ export function resolve(path: string, search: string, setup: SetupState | undefi
   }
   if (page === 'login') return { kind: 'redirect', to: safeNext(new URLSearchParams(search).get('next'), origin) ?? homeFor(me, setup) };
   if (me.must_change_password && page !== 'change-password') return { kind: 'redirect', to: '/change-password' };
+  if (me.mfa_enrollment_due && page !== 'security') return { kind: 'redirect', to: '/security' };
   if (path === '/') return { kind: 'redirect', to: homeFor(me, setup) };
   return { kind: 'page', page, params };
 }
