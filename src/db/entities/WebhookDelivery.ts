@@ -36,6 +36,11 @@ export const WebhookDeliverySchema = defineEntity({
     },
     // Housekeeping deletes deliveries past their 30 days.
     { name: 'webhook_deliveries_created_at_idx', properties: ['createdAt'] },
+    // The queue-depth metric counts pending deliveries at every scrape: an index of those alone.
+    {
+      name: 'webhook_deliveries_pending_idx',
+      expression: `create index "webhook_deliveries_pending_idx" on "webhook_deliveries" ("next_attempt_at") where "status" = 'pending'`,
+    },
     // The events' purge keeps every event a delivery still has to read its body from.
     {
       name: 'webhook_deliveries_unread_event_idx',
