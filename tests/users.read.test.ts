@@ -96,6 +96,19 @@ describe('GET /api/v1/users', () => {
     expect(res.body).not.toMatch(/argon2|password_hash|token/);
   });
 
+  it("lists each user's timestamps exactly as reading that user gives them (UTC, milliseconds)", async () => {
+    // Earlier than every other user here, so all on the first page.
+    const instants = ['2001-03-25T01:59:59.999Z', '2001-10-28T00:00:00.007Z', '2001-01-01T00:00:00.000Z'];
+    const seeded = await Promise.all(instants.map(async (at) => ({ at, id: (await seedUsers(1, { createdAt: new Date(at) }))[0] ?? '' })));
+    const listed = (await get('/users?limit=200')).json<PageJson>().data;
+    for (const { at, id } of seeded) {
+      const one = (await get(`/users/${id}`)).json<{ data: UserJson }>().data;
+      expect([one.created_at, one.updated_at]).toEqual([at, at]);
+      const inList = listed.find((user) => user.id === id);
+      expect([inList?.created_at, inList?.updated_at]).toEqual([at, at]);
+    }
+  });
+
   it('walks every user exactly once in (created_at, id) order across pages', async () => {
     await seedUsers(7);
     const expected = await allIdsInOrder();
