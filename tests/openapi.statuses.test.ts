@@ -33,7 +33,8 @@ async function call(service: TestService, document: OpenApiDocument, op: Documen
     ...(payload === undefined ? {} : { payload }),
   });
   expectResponseConforms(document, op.method, url, res);
-  return { status: res.statusCode, detail: res.body === '' ? undefined : errorDetail(res.json()), res };
+  const json = res.body !== '' && res.headers['content-type']?.toString().includes('json') === true && !res.headers['content-type'].toString().includes('ndjson');
+  return { status: res.statusCode, detail: json ? errorDetail(res.json()) : undefined, res };
 }
 
 function errorDetail(body: unknown): { error_code?: number; detail?: string } | undefined {
@@ -92,7 +93,7 @@ describe('what was sent', () => {
     const params = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? '');
     if (params.length > 0) return { url: urlOf(op, Object.fromEntries(params.map((name) => [name, name === 'agent_index' ? 'abc' : 'x'.repeat(129)]))) };
     if (op.method !== 'GET') return { payload: '{"zz_unknown_field": 1}' };
-    const query = (op.parameters ?? []).find((p) => p.in === 'query' && (p.schema?.type === 'integer' || Array.isArray(p.schema?.enum)));
+    const query = (op.parameters ?? []).find((p) => p.in === 'query' && (p.schema?.type === 'integer' || Array.isArray(p.schema?.enum) || p.schema?.format === 'date-time'));
     if (!query?.name) throw new Error(`${label(op)}: no query parameter to break`);
     return { url: `${urlOf(op)}?${query.name}=zz` };
   }
