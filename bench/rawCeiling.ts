@@ -9,13 +9,14 @@ import { rawUser, type RawGrant } from './rawSession.ts';
 const Settings = z.object({ databaseUrl: z.string(), port: z.number(), secret: z.string(), usersList: z.string() });
 export type RawCeilingSettings = z.infer<typeof Settings>;
 
-// Hand-written on purpose: a ceiling uses nothing of ours. The text is what services/users/store.ts builds for a
-// first page (LIMIT 51: one row more than the page tells whether there is a next one).
+// Hand-written on purpose: a ceiling uses nothing of ours. The text is what services/users/store.ts sends for a first
+// page (LIMIT 51: one row more than the page tells whether there is a next one): the columns the response needs,
+// each under its property name, the timestamps as ISO text made by PostgreSQL.
 const FIRST_USERS_PAGE =
-  'select "users".*, (select coalesce(json_agg(agg), \'[]\') from (select "r"."role" as "role", "r"."scoped_departments" as "scopedDepartments" from "user_org_roles" as "r" where "r"."user_id" = "users"."id" order by "r"."role") as agg) as "grants" from "users" order by "users"."created_at", "users"."id" limit $1';
+  'select "users"."id" as "id", "users"."username" as "username", "users"."role" as "role", "users"."kind" as "kind", "users"."must_change_password" as "mustChangePassword", "users"."mfa_enabled" as "mfaEnabled", to_char("users"."created_at" at time zone \'UTC\', \'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"\') as "createdAt", to_char("users"."updated_at" at time zone \'UTC\', \'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"\') as "updatedAt", coalesce((select json_agg(json_build_object(\'role\', "r"."role", \'scopedDepartments\', "r"."scoped_departments") order by "r"."role") as "grants" from "user_org_roles" as "r" where "r"."user_id" = "users"."id"), \'[]\') as "grants" from "users" order by "users"."created_at", "users"."id" limit $1';
 const PAGE = 50;
 
-type UserRow = { id: string; username: string; role: string; must_change_password: boolean; created_at: Date; updated_at: Date; grants: RawGrant[] };
+type UserRow = { id: string; username: string; role: string; kind: string; mustChangePassword: boolean; mfaEnabled: boolean; createdAt: string; updatedAt: string; grants: RawGrant[] };
 
 /** A user's org roles and departments as the service's user representation lists them. */
 function summarise(grants: readonly RawGrant[]): { org_roles: string[]; scoped_departments: string[] } {
@@ -40,7 +41,7 @@ app.get('/ready', async () => ({ ready: true }));
 app.get('/me', async (req, reply) => {
   const user = await rawUser(pool, req.headers.authorization, { prepared: true });
   if (!user) return reply.code(401).send({ error: 'unauthorized' });
-  return envelope({ id: user.id, username: user.username, role: user.role, must_change_password: user.must_change_password, ...summarise(user.grants) });
+  return envelope({ id: user.id, username: user.username, role: user.role, kind: 'human', must_change_password: user.must_change_password, mfa_enabled: user.mfa_enabled, ...summarise(user.grants) });
 });
 
 // The bearer lookup, the page's statement, and the service's envelope with a signed cursor.
@@ -56,15 +57,17 @@ app.get('/users', async (req, reply) => {
         id: u.id,
         username: u.username,
         role: u.role,
-        must_change_password: u.must_change_password,
+        kind: u.kind,
+        must_change_password: u.mustChangePassword,
+        mfa_enabled: u.mfaEnabled,
         ...summarise(u.grants),
-        created_at: u.created_at.toISOString(),
-        updated_at: u.updated_at.toISOString(),
+        created_at: u.createdAt,
+        updated_at: u.updatedAt,
       })),
     ),
     pagination: {
       limit: PAGE,
-      next_cursor: hasMore && last ? encodeCursor(secret, settings.usersList, [last.created_at.toISOString(), last.id]) : null,
+      next_cursor: hasMore && last ? encodeCursor(secret, settings.usersList, [last.createdAt, last.id]) : null,
       has_more: hasMore,
     },
   };

@@ -8,10 +8,10 @@ import type pg from 'pg';
  * roles as one JSON subquery, so the user is whole after one round trip.
  */
 export const RAW_SESSION_LOOKUP =
-  'select u.id, u.username, u.role, u.must_change_password, (select coalesce(json_agg(agg), \'[]\') from (select r.role as role, r.scoped_departments as "scopedDepartments" from user_org_roles r where r.user_id = s.user_id order by r.role) as agg) as grants from sessions s join users u on u.id = s.user_id where s.token_hash = $1 and s.revoked_at is null and s.expires_at > now()';
+  'select u.id, u.username, u.role, u.must_change_password, u.mfa_enabled, (select coalesce(json_agg(agg), \'[]\') from (select r.role as role, r.scoped_departments as "scopedDepartments" from user_org_roles r where r.user_id = s.user_id order by r.role) as agg) as grants from sessions s join users u on u.id = s.user_id where s.token_hash = $1 and s.revoked_at is null and s.expires_at > now()';
 
 export type RawGrant = { role: string; scopedDepartments: string[] };
-export type RawUser = { id: string; username: string; role: string; must_change_password: boolean; grants: RawGrant[] };
+export type RawUser = { id: string; username: string; role: string; must_change_password: boolean; mfa_enabled: boolean; grants: RawGrant[] };
 
 /**
  * The signed-in user of a raw route's request, or null (then the route answers 401). With `prepared`, the

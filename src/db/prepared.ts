@@ -1,29 +1,58 @@
 // The hot reads PostgreSQL plans once per connection: pg's named statements, written with the typed Kysely view.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { DefaultQueryExecutor, PostgresAdapter, PostgresQueryCompiler, sql, type Compilable, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
+import { AliasNode, CamelCasePlugin, ColumnNode, IdentifierNode, ReferenceNode, SelectionNode, SelectQueryNode, sql, type Compilable, type CompiledQuery } from 'kysely';
+import type { Kysely, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RawBuilder, RootOperationNode, UnknownRow } from 'kysely';
 import type { QueryResultRow } from 'pg';
 import { isStalePlan } from '../errors.ts';
-import { kysely, propertyNames, type DB } from './kysely.ts';
+import type { DB } from './kysely.ts';
 import { nativePool } from './pool.ts';
 
 /** `$('name')`: where the statement takes the value `name`, typed as that value. */
 export type Placeholder<V> = <K extends keyof V & string>(name: K) => RawBuilder<V[K]>;
 
 /**
+ * The names of kysely.ts's `propertyNames`, given by the statement itself: columns in snake_case as there, and each
+ * selected column or expression aliased to the name that plugin's result step would give it, so PostgreSQL returns
+ * rows under their property names and nothing copies every row to rename its keys.
+ */
+class PropertyAliases extends CamelCasePlugin {
+  override transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    const node = super.transformQuery(args);
+    return SelectQueryNode.is(node) ? { ...node, selections: node.selections?.map((selection) => this.#aliased(selection)) } : node;
+  }
+
+  // Nothing to rename: the statement's aliases did it.
+  override transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return Promise.resolve(args.result);
+  }
+
+  #aliased({ selection: s }: SelectionNode): SelectionNode {
+    const name = AliasNode.is(s) ? IdentifierNode.is(s.alias) && s.alias.name : ColumnNode.is(s) ? s.column.name : ReferenceNode.is(s) && ColumnNode.is(s.column) && s.column.column.name;
+    // `table.*` has no one name to give: its columns would come back under their SQL names.
+    if (!name) throw new Error('a prepared statement selects named columns or aliased expressions');
+    return SelectionNode.create(AliasNode.create(AliasNode.is(s) ? s.node : s, IdentifierNode.create(this.camelCase(name))));
+  }
+}
+
+const propertyAliases = new PropertyAliases({ maintainNestedObjectKeys: true });
+
+/**
  * `prepared('session_lookup', (db, $: Placeholder<{ tokenHash: string }>) => db.selectFrom(…).where('tokenHash', '=', $('tokenHash')))`
  * writes the statement once (`$1`, `$2` … where its values go) and returns `(em, values) => rows`. Outside a transaction it goes out as
  * pg's `{ name, text, values }`, planned once per pooled connection; inside one, unnamed on the transaction's (Kysely keeps its client).
+ * Rows come back from PostgreSQL as they are, under property names (PropertyAliases), so a statement names its columns (no `selectAll`).
  */
 export function prepared<V extends Record<string, unknown>, R>(name: string, build: (db: Kysely<DB>, $: Placeholder<V>) => Compilable<R>) {
   const order: (keyof V & string)[] = [];
   let statement: CompiledQuery<R> | undefined;
   let generation = 0;
   return async (em: EntityManager, values: V): Promise<R[]> => {
-    statement ??= build(kysely(em), (key) => sql.raw(`$${String(order.includes(key) ? order.indexOf(key) + 1 : order.push(key))}`)).compile();
+    const db = em.getKysely<DB>();
+    statement ??= build(db.withPlugin(propertyAliases), (key) => sql.raw(`$${String(order.includes(key) ? order.indexOf(key) + 1 : order.push(key))}`)).compile();
     // A value Kysely made a parameter itself would be numbered over a placeholder, and fixed at its first value.
     if (statement.parameters.length > 0) throw new Error(`prepared statement ${name}: every value must be a placeholder ($)`);
     const query: CompiledQuery<R> = { ...statement, parameters: order.map((key) => values[key]) };
-    if (em.isInTransaction()) return (await kysely(em).executeQuery<R>(query)).rows;
+    if (em.isInTransaction()) return (await db.executeQuery<R>(query)).rows;
     const tried = generation;
     return onPool(em, `${name}_${String(tried)}`, query).catch((error: unknown) => {
       if (!isStalePlan(error)) throw error;
@@ -34,15 +63,8 @@ export function prepared<V extends Record<string, unknown>, R>(name: string, bui
   };
 }
 
-// Kysely's executor wants them, though it runs statements already compiled: made once (a compiler is not small).
-const [compiler, adapter] = [new PostgresQueryCompiler(), new PostgresAdapter()];
-
-/** Runs `query` on the pool as pg's named statement `name`, through Kysely's executor (rows get property names as any query's). */
+/** Runs `query` on the pool as pg's named statement `name`. */
 async function onPool<R>(em: EntityManager, name: string, query: CompiledQuery<R>): Promise<R[]> {
   const pool = await nativePool(em);
-  const connection = {
-    executeQuery: <O>(compiled: CompiledQuery) => pool.query<O & QueryResultRow>({ name, text: compiled.sql, values: [...compiled.parameters] }),
-    streamQuery: (): never => { throw new Error('prepared statements are not streamed'); },
-  };
-  return (await new DefaultQueryExecutor(compiler, adapter, { provideConnection: (use) => use(connection) }, [propertyNames]).executeQuery<R>(query)).rows;
+  return (await pool.query<R & QueryResultRow>({ name, text: query.sql, values: [...query.parameters] })).rows;
 }

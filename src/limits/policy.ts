@@ -24,6 +24,17 @@ export const OperationId = z.enum([
   'reviews.decide_stage',
   'api_keys.create',
   'api_keys.revoke',
+  'auth.mfa_enroll',
+  'auth.mfa_confirm',
+  'auth.mfa_disable',
+  'auth.mfa_recovery_codes',
+  'users.reset_mfa',
+  'webhooks.create',
+  'webhooks.update',
+  'webhooks.delete',
+  'webhooks.rotate_secret',
+  'webhooks.test',
+  'webhooks.redeliver',
 ]);
 export type OperationId = z.infer<typeof OperationId>;
 
@@ -82,6 +93,17 @@ export const OPERATION_POLICIES: Readonly<Record<OperationId, OperationPolicy>> 
   'reviews.decide_stage': op(50, MINUTE, 'user'),
   'api_keys.create': op(10, MINUTE, 'user'),
   'api_keys.revoke': op(30, MINUTE, 'user'),
+  'auth.mfa_enroll': op(10, MINUTE, 'user'),
+  'auth.mfa_confirm': op(10, MINUTE, 'user'),
+  'auth.mfa_disable': op(10, MINUTE, 'user'),
+  'auth.mfa_recovery_codes': op(10, MINUTE, 'user'),
+  'users.reset_mfa': op(10, MINUTE, 'user'),
+  'webhooks.create': op(20, MINUTE, 'user'),
+  'webhooks.update': op(20, MINUTE, 'user'),
+  'webhooks.delete': op(20, MINUTE, 'user'),
+  'webhooks.rotate_secret': op(20, MINUTE, 'user'),
+  'webhooks.test': op(20, MINUTE, 'user'),
+  'webhooks.redeliver': op(20, MINUTE, 'user'),
 });
 
 export const GLOBAL_POLICIES: Readonly<Record<GlobalBucket, WindowPolicy>> = Object.freeze({

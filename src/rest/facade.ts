@@ -8,6 +8,7 @@ import { deferredBodyParsers } from './body.ts';
 import { buildInput, locator, takesBody } from './input.ts';
 import { envelope, pageEnvelope, sendError } from './reply.ts';
 import { routeTable, type RestRoute } from './routeTable.ts';
+import { isStreamBody, sendStream } from './stream.ts';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { Pagination } from '../contracts/pagination.ts';
@@ -70,6 +71,12 @@ async function handle(route: RestRoute, deps: Deps, req: FastifyRequest, reply: 
   } catch (error) {
     return sendError(req, reply, restError(error, route), deps.config.publicUrl);
   }
+  const stream = route.rest.stream;
+  if (stream && isStreamBody(result)) {
+    // A refusal before the body's first line (another export running) is still an ordinary error response.
+    await sendStream(req, reply, result, stream.mediaType).catch((error: unknown) => sendError(req, reply, restError(error, route), deps.config.publicUrl));
+    return reply;
+  }
   const status = route.rest.status ?? 200;
   if (status === 204) return reply.code(204).send();
   reply.code(status);
@@ -77,13 +84,13 @@ async function handle(route: RestRoute, deps: Deps, req: FastifyRequest, reply: 
   // A procedure may set its own tag (e.g. one that ignores a live countdown in the body).
   if (route.rest.etag && !reply.hasHeader('etag')) reply.header('etag', etagOf(result));
   if (route.rest.list) {
-    const listed = ListResult.parse(result);
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(pageEnvelope(listed.items, listed.pagination)));
+    // The procedure's output schema (a page() of its items) has checked the page: the items are sent as they are,
+    // and only the small pagination object is parsed again, for its type.
+    if (!isRecord(result) || !Array.isArray(result.items)) throw new Error(`${route.procedurePath} is a list but returned no items`);
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(pageEnvelope(result.items, Pagination.parse(result.pagination))));
   }
   return reply.type('application/json; charset=utf-8').send(JSON.stringify(envelope(result)));
 }
-
-const ListResult = z.object({ items: z.array(z.unknown()), pagination: Pagination });
 
 /** Aborts when the connection closes before the answer was sent: the client went away (tRPC's adapter does the same). */
 function disconnectSignal(reply: FastifyReply): AbortSignal {

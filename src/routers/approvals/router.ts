@@ -14,6 +14,7 @@ const DECISION_ERRORS = {
 export const approvalsRouter = router({
   list: authedProcedure
     .meta({
+      apiKey: 'approvals:read',
       openapi: {
         method: 'GET',
         path: '/approvals',
@@ -28,6 +29,7 @@ export const approvalsRouter = router({
 
   create: writerProcedure
     .meta({
+      apiKey: 'approvals:write',
       openapi: {
         method: 'POST',
         path: '/approvals',
@@ -47,6 +49,7 @@ export const approvalsRouter = router({
 
   get: authedProcedure
     .meta({
+      apiKey: 'approvals:read',
       openapi: {
         method: 'GET',
         path: '/approvals/{approval_id}',
@@ -77,6 +80,7 @@ export const approvalsRouter = router({
 
   approve: approverProcedure
     .meta({
+      apiKey: 'approvals:decide',
       openapi: {
         method: 'POST',
         path: '/approvals/{approval_id}/approve',
@@ -100,6 +104,7 @@ export const approvalsRouter = router({
 
   reject: approverProcedure
     .meta({
+      apiKey: 'approvals:decide',
       openapi: {
         method: 'POST',
         path: '/approvals/{approval_id}/reject',

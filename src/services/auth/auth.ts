@@ -4,13 +4,14 @@ import type { Config } from '../../config.ts';
 import { ApiError, toApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
 import type { CookieSessionResponse, SessionResponse, UserInfoResponse } from '../../contracts/auth.ts';
+import { acceptLoginCode, INVALID_CODE } from '../mfa/mfa.ts';
 import { summariseGrants } from '../users/grants.ts';
 import * as users from '../users/store.ts';
 import { toUserResponse } from '../users/users.ts';
 import { createAccount } from './accounts.ts';
 import { withCsrfToken } from './csrf.ts';
 import { sessionOf } from './guards.ts';
-import { beginLoginAttempt, recordLoginSuccess, type LoginThrottle } from './loginThrottle.ts';
+import { beginLoginAttempt, recordLoginSuccess, refundLoginAttempt, type LoginThrottle } from './loginThrottle.ts';
 import { assertPasswordPolicy, dummyVerify, hashPassword, needsRehash, temporaryPasswordExpired, verifyPassword } from './passwords.ts';
 import {
   issueSession,
@@ -28,6 +29,7 @@ import { isCrossSite } from './requestSite.ts';
 import { usernameKey } from './usernameKeys.ts';
 import type { Clock } from '../../contracts/clock.ts';
 import type { Actor, RequestSite } from '../../contracts/actor.ts';
+import { MAX_AUDIT_USERNAME_LENGTH, type LoginFailureReason } from '../../contracts/audit.ts';
 
 const INVALID_LOGIN = 'invalid username or password';
 
@@ -51,15 +53,14 @@ export type SignIn = WithTokens<CookieSessionResponse>;
 type Sessions = { em: EntityManager; clock: Clock; config: SessionSettings; secret: Buffer };
 
 /** The one mapping to UserInfoResponse, from a stored user (with its grants summarised) or the request's actor. */
-function toUserInfo(user: Pick<Actor, 'username' | 'role' | 'kind' | 'mustChangePassword' | 'orgRoles' | 'scopedDepartments'> & { id: string }): UserInfoResponse {
+function toUserInfo(user: Pick<Actor, 'username' | 'role' | 'kind' | 'mustChangePassword' | 'mfaEnabled' | 'orgRoles' | 'scopedDepartments'> & { id: string }): UserInfoResponse {
   return {
     id: user.id,
     username: user.username,
     role: user.role,
     kind: user.kind,
     must_change_password: user.mustChangePassword,
-    // Two-factor authentication is not offered yet (CONTRACT §3.6 comes later): nobody has it on.
-    mfa_enabled: false,
+    mfa_enabled: user.mfaEnabled,
     org_roles: user.orgRoles,
     scoped_departments: user.scopedDepartments,
   };
@@ -113,7 +114,10 @@ export async function setup(
       const user = await createAccount({ em: tx, clock }, { ...input, role: 'ceo', mustChangePassword: false });
       // The CEO is a user created like any other (nobody can be listening yet, but a later `since` replays it).
       await recordEvent(tx, { type: 'user.created', actor: user.username, at: user.createdAt, data: toUserResponse({ ...user, grants: [] }) });
-      return { user, tokens: await issueSession({ em: tx, clock, config }, user.id, input.client) };
+      const tokens = await issueSession({ em: tx, clock, config }, user.id, input.client);
+      const data = { user_id: user.id, username: user.username, session_id: tokens.sessionId };
+      await recordEvent(tx, { type: 'auth.setup', actor: user.username, at: user.createdAt, target: { type: 'user', id: user.id }, data });
+      return { user, tokens };
     })
     .catch((error: unknown) => {
       // A concurrent setup with the same name loses on the username index before the one-CEO index: still 4000.
@@ -129,30 +133,68 @@ type LoginDeps = Sessions & { config: Pick<Config, 'tempPasswordTtlS'>; setupLat
 
 export async function login(
   { em, clock, config, secret, setupLatch, loginThrottle }: LoginDeps,
-  input: { username: string; password: string; client: ClientInfo },
+  input: { username: string; password: string; otp?: string | undefined; client: ClientInfo },
 ): Promise<SignIn> {
   if (!(await setupDone(em, setupLatch))) throw ApiError.conflict('first-run setup has not been done');
   const key = usernameKey(input.username);
   // Counted as a failure until it succeeds.
   await beginLoginAttempt(loginThrottle, key, input.client.ip);
-  const user = await users.findUserByKeyWithGrants(em, key);
+  // The TOTP key comes in the same read (CONTRACT §3.6): a code costs no round trip besides using it up.
+  const user = await users.findLoginUser(em, key);
   // A service account has no password and signs in nowhere (CONTRACT §3.5): like an unknown user, it gets the
   // same work and the same answer as a wrong password, so none of the three can be told apart.
   if (!user || user.kind === 'service' || user.passwordHash === null) {
     await dummyVerify(input.password);
+    await recordLoginFailure({ em, clock }, input, user?.id ?? null, user ? 'service_account' : 'unknown_user');
     throw ApiError.unauthorized(INVALID_LOGIN);
   }
   const passwordHash = user.passwordHash;
-  if (!(await verifyPassword(passwordHash, input.password))) throw ApiError.unauthorized(INVALID_LOGIN);
+  if (!(await verifyPassword(passwordHash, input.password))) {
+    await recordLoginFailure({ em, clock }, input, user.id, 'wrong_password');
+    throw ApiError.unauthorized(INVALID_LOGIN);
+  }
   // Told only to whoever proved the password, so the answer says nothing about an account to anyone else;
   // the attempt stays counted as a failure, as it signs nobody in.
-  if (temporaryPasswordExpired(user, clock.now(), config.tempPasswordTtlS)) throw ApiError.unauthorized('temporary password has expired');
+  if (temporaryPasswordExpired(user, clock.now(), config.tempPasswordTtlS)) {
+    await recordLoginFailure({ em, clock }, input, user.id, 'temporary_password_expired');
+    throw ApiError.unauthorized('temporary password has expired');
+  }
+  // Only once the password is proved (CONTRACT §3.6), so these answers tell nothing to whoever does not know it.
+  if (user.mfaEnabled) {
+    if (input.otp === undefined) {
+      await refundLoginAttempt(loginThrottle, key, input.client.ip);
+      await recordLoginFailure({ em, clock }, input, user.id, 'one_time_code_required');
+      throw ApiError.unauthorized('one-time code required');
+    }
+    // A wrong code stays counted as a failed login: codes are guessed no faster than passwords.
+    if (!(await acceptLoginCode({ em, clock, secret }, user, input.otp))) {
+      await recordLoginFailure({ em, clock }, input, user.id, 'invalid_one_time_code');
+      throw ApiError.unauthorized(INVALID_CODE);
+    }
+  }
   await recordLoginSuccess(loginThrottle, key, input.client.ip);
   const tokens = await em.transactional(async (tx) => {
     if (needsRehash(passwordHash)) await users.replacePasswordHash(tx, user.id, await hashPassword(input.password));
-    return issueSession({ em: tx, clock, config }, user.id, input.client, { relaxCommitDurability: true });
+    const issued = await issueSession({ em: tx, clock, config }, user.id, input.client, { relaxCommitDurability: true });
+    const data = { session_id: issued.sessionId, user_agent: input.client.userAgent };
+    await recordEvent(tx, { type: 'auth.login_succeeded', actor: user.username, at: clock.now(), target: { type: 'user', id: user.id }, data });
+    return issued;
   });
   return signIn(secret, user, tokens);
+}
+
+/**
+ * A refused login in the audit log (CONTRACT §4.13), in a transaction of its own that commits although the
+ * request fails: the name as sent (cut to 128 characters; no actor, as nobody signed in), never the password.
+ */
+async function recordLoginFailure(
+  { em, clock }: { em: EntityManager; clock: Clock },
+  input: { username: string; client: ClientInfo },
+  userId: string | null,
+  reason: LoginFailureReason,
+): Promise<void> {
+  const data = { username: input.username.slice(0, MAX_AUDIT_USERNAME_LENGTH), reason, user_agent: input.client.userAgent };
+  await em.transactional((tx) => recordEvent(tx, { type: 'auth.login_failed', actor: null, at: clock.now(), target: userId === null ? null : { type: 'user', id: userId }, data }));
 }
 
 /**
@@ -216,7 +258,8 @@ export async function changePassword(
     if (!user) throw ApiError.sessionRevoked();
     // must_change_password is part of UserResponse and decides what the user may read (docs/events.md).
     if (wasInitial) await recordEvent(tx, { type: 'user.updated', actor: actor.username, at: now, data: toUserResponse(user) });
-    await revokeUserSessions({ em: tx, clock }, actor.userId, 'password_changed', { username: actor.username }, sessionId);
+    const ended = await revokeUserSessions({ em: tx, clock }, actor.userId, 'password_changed', { username: actor.username }, sessionId);
+    await recordEvent(tx, { type: 'auth.password_changed', actor: actor.username, at: now, target: { type: 'user', id: actor.userId }, data: { sessions_revoked: ended } });
     return { tokens: await reissueTokens({ em: tx, clock, config }, sessionId), user };
   });
   return { tokens: withCsrfToken(secret, tokens), response: storedUserInfo(user) };

@@ -2,12 +2,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { expressionBuilder, sql, type Expression, type ExpressionBuilder, type Insertable } from 'kysely';
 import { jsonBuildObject } from 'kysely/helpers/postgres';
-import { kysely, type DB, type Stored } from '../../db/kysely.ts';
+import { isoText, kysely, type DB, type Stored } from '../../db/kysely.ts';
 import { prepared, type Placeholder } from '../../db/prepared.ts';
 import type { Role } from '../../contracts/roles.ts';
 import type { OrgRole } from '../../contracts/roles.ts';
 import type { Grant } from '../../contracts/roles.ts';
 import type { UserKind } from '../../contracts/users.ts';
+import { totpOf, type StoredTotp } from '../mfa/store.ts';
 
 export type StoredUser = Stored<'users'>;
 /** A user with every org role it holds, read in the same statement. */
@@ -45,6 +46,23 @@ export async function findUserByKeyWithGrants(em: EntityManager, usernameKey: st
   return kysely(em).selectFrom('users').selectAll('users').select(withGrants).where('users.usernameKey', '=', usernameKey).executeTakeFirst();
 }
 
+/** A user as a sign-in needs it: with grants and the user's TOTP key, if any (a pending enrollment's too: it counts only with mfaEnabled). */
+export type LoginUser = UserWithGrants & { totp: StoredTotp | null };
+
+/**
+ * By the normalised login key, with grants and the TOTP key in the same statement: a sign-in answers from this
+ * one read, and one that needs a code (CONTRACT §3.6) adds only the write that uses it up.
+ */
+export async function findLoginUser(em: EntityManager, usernameKey: string): Promise<LoginUser | undefined> {
+  return kysely(em)
+    .selectFrom('users')
+    .selectAll('users')
+    .select(withGrants)
+    .select((eb) => totpOf(eb.ref('users.id')).as('totp'))
+    .where('users.usernameKey', '=', usernameKey)
+    .executeTakeFirst();
+}
+
 export async function ceoExists(em: EntityManager): Promise<boolean> {
   const row = await kysely(em).selectFrom('users').select('id').where('role', '=', 'ceo').limit(1).executeTakeFirst();
   return row !== undefined;
@@ -63,19 +81,37 @@ export async function lockUser(em: EntityManager, id: string, opts: { relaxCommi
 
 type UserPosition = { createdAt: Date; id: string };
 
+/**
+ * A list's row: the columns a user's representation is made of (toUserResponse), no password hash; the timestamps
+ * as the wire writes them, and the grants.
+ */
+const listed = (eb: ExpressionBuilder<DB, 'users'>) =>
+  [
+    'users.id',
+    'users.username',
+    'users.role',
+    'users.kind',
+    'users.mustChangePassword',
+    'users.mfaEnabled',
+    isoText(eb.ref('users.createdAt')).as('createdAt'),
+    isoText(eb.ref('users.updatedAt')).as('updatedAt'),
+    withGrants(eb),
+  ] as const;
+
+export type ListedUser = Pick<UserWithGrants, 'id' | 'username' | 'role' | 'kind' | 'mustChangePassword' | 'mfaEnabled' | 'grants'> & { createdAt: string; updatedAt: string };
+
 /*
  * The list's two statements (first page, page after a position) run prepared (db/prepared.ts): the list is the
  * busiest read after the session lookup, and PostgreSQL then plans each once per connection
  * (docs/foundation.md#measured-reasons-behind-the-code).
  */
 const firstUserPage = prepared('users_first_page', (db, $: Placeholder<{ fetch: number }>) =>
-  db.selectFrom('users').selectAll('users').select(withGrants).orderBy('users.createdAt').orderBy('users.id').limit($('fetch')),
+  db.selectFrom('users').select(listed).orderBy('users.createdAt').orderBy('users.id').limit($('fetch')),
 );
 const userPageAfter = prepared('users_page_after', (db, $: Placeholder<UserPosition & { fetch: number }>) =>
   db
     .selectFrom('users')
-    .selectAll('users')
-    .select(withGrants)
+    .select(listed)
     .where((eb) => eb(eb.refTuple('users.createdAt', 'users.id'), '>', eb.tuple($('createdAt'), $('id'))))
     .orderBy('users.createdAt')
     .orderBy('users.id')
@@ -83,14 +119,14 @@ const userPageAfter = prepared('users_page_after', (db, $: Placeholder<UserPosit
 );
 
 /** One page in the order (created_at, id), starting after `after` when given; only users of `kind` when given. */
-export async function userPage(em: EntityManager, after: UserPosition | null, fetch: number, kind: UserKind | null = null): Promise<UserWithGrants[]> {
+export async function userPage(em: EntityManager, after: UserPosition | null, fetch: number, kind: UserKind | null = null): Promise<ListedUser[]> {
   if (kind !== null) return kindPage(em, after, fetch, kind);
   return after ? userPageAfter(em, { ...after, fetch }) : firstUserPage(em, { fetch });
 }
 
 /** The list filtered by kind (`GET /users?kind=`): rarer than the whole list, so an ordinary statement. */
-async function kindPage(em: EntityManager, after: UserPosition | null, fetch: number, kind: UserKind): Promise<UserWithGrants[]> {
-  let query = kysely(em).selectFrom('users').selectAll('users').select(withGrants).where('users.kind', '=', kind);
+async function kindPage(em: EntityManager, after: UserPosition | null, fetch: number, kind: UserKind): Promise<ListedUser[]> {
+  let query = kysely(em).selectFrom('users').select(listed).where('users.kind', '=', kind);
   if (after) query = query.where((eb) => eb(eb.refTuple('users.createdAt', 'users.id'), '>', eb.tuple(after.createdAt, after.id)));
   return query.orderBy('users.createdAt').orderBy('users.id').limit(fetch).execute();
 }
@@ -125,6 +161,15 @@ export async function allUsers(em: EntityManager): Promise<StoredUser[]> {
 /** The same password under new hashing parameters; not a change of the user, so updated_at stays. */
 export async function replacePasswordHash(em: EntityManager, id: string, passwordHash: string): Promise<void> {
   await kysely(em).updateTable('users').set({ passwordHash }).where('id', '=', id).execute();
+}
+
+/**
+ * Turns two-factor authentication on or off, compare-and-set: false when it already was so. Like a role change
+ * it changes the user's representation (`mfa_enabled`), so updated_at moves and the ETag with it.
+ */
+export async function setMfaEnabled(em: EntityManager, id: string, enabled: boolean, now: Date): Promise<boolean> {
+  const result = await kysely(em).updateTable('users').set({ mfaEnabled: enabled, updatedAt: now }).where('id', '=', id).where('mfaEnabled', '=', !enabled).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 export async function touchUser(em: EntityManager, id: string, now: Date): Promise<void> {

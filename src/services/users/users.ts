@@ -5,6 +5,7 @@ import { ApiError } from '../../errors.ts';
 import { recordEvent } from '../../events/record.ts';
 import type { ListUsersInput, UserKind, UserResponse } from '../../contracts/users.ts';
 import { revokeUserKeys } from '../apiKeys/store.ts';
+import { deleteMfa } from '../mfa/store.ts';
 import { createAccount, createServiceAccount } from '../auth/accounts.ts';
 import type { Role } from '../../contracts/roles.ts';
 import { revokeUserSessions } from '../auth/sessions.ts';
@@ -25,8 +26,13 @@ export function isUserId(id: string): boolean {
   return UUID.test(id);
 }
 
+/** What a user's representation is made of: a list reads the timestamps as ISO text already (store.ts), other reads as Dates. */
+type UserSource = Omit<store.ListedUser, 'createdAt' | 'updatedAt'> & { createdAt: Date | string; updatedAt: Date | string };
+
+const isoOf = (at: Date | string): string => (typeof at === 'string' ? at : at.toISOString());
+
 /** The one mapping from a stored user to the wire, in the schema's key order (an ETag computed here equals GET's). */
-export function toUserResponse(user: store.UserWithGrants): UserResponse {
+export function toUserResponse(user: UserSource): UserResponse {
   const { orgRoles, scopedDepartments } = summariseGrants(user.grants);
   return {
     id: user.id,
@@ -34,12 +40,11 @@ export function toUserResponse(user: store.UserWithGrants): UserResponse {
     role: user.role,
     kind: user.kind,
     must_change_password: user.mustChangePassword,
-    // Two-factor authentication is not offered yet (CONTRACT §3.6 comes later): nobody has it on.
-    mfa_enabled: false,
+    mfa_enabled: user.mfaEnabled,
     org_roles: orgRoles,
     scoped_departments: scopedDepartments,
-    created_at: user.createdAt.toISOString(),
-    updated_at: user.updatedAt.toISOString(),
+    created_at: isoOf(user.createdAt),
+    updated_at: isoOf(user.updatedAt),
   };
 }
 
@@ -74,7 +79,7 @@ export async function listUsers({ em, secret }: { em: EntityManager; secret: Buf
     after = { createdAt: new Date(position.data[0]), id: position.data[1] };
   }
   const users = await store.userPage(em, after, limit + 1, input.kind ?? null);
-  return toPage(users, { limit, secret, list: USERS_LIST, positionOf: (u) => [u.createdAt.toISOString(), u.id], toItem: toUserResponse });
+  return toPage(users, { limit, secret, list: USERS_LIST, positionOf: (u) => [u.createdAt, u.id], toItem: toUserResponse });
 }
 
 export async function getUser({ em }: { em: EntityManager }, input: { user_id: string }): Promise<UserResponse> {
@@ -136,8 +141,9 @@ export async function deleteUser(
     await store.deleteUser(tx, current.id);
     // user.deleted first, then one session.revoked per session the deletion ended (their order in the outbox).
     await recordEvent(tx, { type: 'user.deleted', actor: actor.username, at: clock.now(), data: { id: current.id, username: current.username } });
-    // Same transaction: the deletion and the end of every session and API key of the user commit together.
+    // Same transaction: the deletion and the end of every session and API key (and the two-factor key and codes) of the user commit together.
     await revokeUserSessions({ em: tx, clock }, current.id, 'user_deleted', { username: actor.username });
     await revokeUserKeys(tx, current.id, clock.now());
+    await deleteMfa(tx, current.id);
   });
 }
