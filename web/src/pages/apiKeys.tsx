@@ -17,6 +17,7 @@ import { dateTime } from '../lib/format.ts';
 import type { FieldErrors } from '../lib/forms.ts';
 import { isCeo } from '../lib/roles.ts';
 import { Link, navigate } from '../router.ts';
+import { copyOrSelect, type CopyOutcome } from '../lib/clipboard.ts';
 
 type ApiKey = RouterOutputs['apiKeys']['list']['items'][number];
 type CreatedKey = RouterOutputs['apiKeys']['create'];
@@ -246,25 +247,9 @@ function NewKey({ me, users, initialUserId, onCancel, onCreated }: NewKeyProps) 
 function NewSecret({ created, forSomeoneElse, onDone }: { created: CreatedKey; forSomeoneElse: boolean; onDone: () => void }) {
   const heading = useRef<HTMLHeadingElement>(null);
   const secretRef = useRef<HTMLElement>(null);
-  const [copy, setCopy] = useState<'copied' | 'failed' | null>(null);
+  const [copy, setCopy] = useState<CopyOutcome | null>(null);
   useEffect(() => heading.current?.focus(), []);
-  const copySecret = async () => {
-    try {
-      await navigator.clipboard.writeText(created.secret);
-      setCopy('copied');
-    } catch {
-      // No clipboard (a page that is not a secure context, or permission refused): select it for the keyboard.
-      const node = secretRef.current;
-      const selection = window.getSelection();
-      if (node && selection) {
-        const range = document.createRange();
-        range.selectNodeContents(node);
-        selection.removeAllRanges();
-        selection.addRange(range);
-      }
-      setCopy('failed');
-    }
-  };
+  const copySecret = async () => setCopy(await copyOrSelect(created.secret, secretRef.current));
   return (
     <section class="panel secret-panel" aria-labelledby="new-key-heading">
       <h2 id="new-key-heading" ref={heading} tabIndex={-1}>

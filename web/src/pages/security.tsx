@@ -11,6 +11,7 @@ import { trpc } from '../api/trpc.ts';
 import { useSubmit } from '../api/useSubmit.ts';
 import { Badge, Failure, FormActions, Loading, Notice, onSubmitted, OpenFormButton, PageTitle, Submit, TextInput } from '../components/ui.tsx';
 import { drawQr, type QrDrawing } from '../lib/qr.ts';
+import { copyOrSelect, type CopyOutcome } from '../lib/clipboard.ts';
 
 type Enrollment = RouterOutputs['auth']['mfa']['enroll'];
 type Status = NonNullable<RouterOutputs['auth']['mfa']['status']>;
@@ -203,7 +204,7 @@ function QrCode({ text }: { text: string }) {
 function RecoveryCodes({ shown, onDone }: { shown: ShownCodes; onDone: () => void }) {
   const heading = useRef<HTMLHeadingElement>(null);
   const listRef = useRef<HTMLUListElement>(null);
-  const [copy, setCopy] = useState<'copied' | 'failed' | null>(null);
+  const [copy, setCopy] = useState<CopyOutcome | null>(null);
   const text = `agent-org recovery codes\nEach code can be used once, in place of a code from the authenticator app.\n\n${shown.codes.join('\n')}\n`;
   const [href, setHref] = useState<string | null>(null);
   useEffect(() => heading.current?.focus(), []);
@@ -213,23 +214,7 @@ function RecoveryCodes({ shown, onDone }: { shown: ShownCodes; onDone: () => voi
     setHref(url);
     return () => URL.revokeObjectURL(url);
   }, [text]);
-  const copyCodes = async () => {
-    try {
-      await navigator.clipboard.writeText(text);
-      setCopy('copied');
-    } catch {
-      // No clipboard (not a secure context, or permission refused): select them for the keyboard.
-      const node = listRef.current;
-      const selection = window.getSelection();
-      if (node && selection) {
-        const range = document.createRange();
-        range.selectNodeContents(node);
-        selection.removeAllRanges();
-        selection.addRange(range);
-      }
-      setCopy('failed');
-    }
-  };
+  const copyCodes = async () => setCopy(await copyOrSelect(text, listRef.current));
   return (
     <section class="panel secret-panel" aria-labelledby="codes-heading">
       <h2 id="codes-heading" ref={heading} tabIndex={-1}>

@@ -14,6 +14,7 @@ import { optionalText, type FieldErrors } from '../lib/forms.ts';
 import { isCeo } from '../lib/roles.ts';
 import { coveredByChannel, EVENT_CHOICES, eventGroups, toggled, type OfferedEventType } from '../lib/webhooks.ts';
 import './webhooks.css';
+import { copyOrSelect, type CopyOutcome } from '../lib/clipboard.ts';
 
 type Webhook = RouterOutputs['webhooks']['list']['items'][number];
 type Delivery = RouterOutputs['webhooks']['deliveries']['items'][number];
@@ -170,25 +171,9 @@ function NewWebhook({ onCancel, onCreated }: { onCancel: () => void; onCreated: 
 function SecretPanel({ title, secret, onDone }: { title: string; secret: string; onDone: () => void }) {
   const heading = useRef<HTMLHeadingElement>(null);
   const secretRef = useRef<HTMLElement>(null);
-  const [copy, setCopy] = useState<'copied' | 'failed' | null>(null);
+  const [copy, setCopy] = useState<CopyOutcome | null>(null);
   useEffect(() => heading.current?.focus(), []);
-  const copySecret = async () => {
-    try {
-      await navigator.clipboard.writeText(secret);
-      setCopy('copied');
-    } catch {
-      // No clipboard (a page that is not a secure context, or permission refused): select it for the keyboard.
-      const node = secretRef.current;
-      const selection = window.getSelection();
-      if (node && selection) {
-        const range = document.createRange();
-        range.selectNodeContents(node);
-        selection.removeAllRanges();
-        selection.addRange(range);
-      }
-      setCopy('failed');
-    }
-  };
+  const copySecret = async () => setCopy(await copyOrSelect(secret, secretRef.current));
   const headingId = `${useId()}-secret`;
   return (
     <section class="panel secret-panel" aria-labelledby={headingId}>
