@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kysely } from '../src/db/kysely.ts';
 import { recordEvent } from '../src/events/record.ts';
@@ -517,6 +518,39 @@ describe('each attempt by exactly one job', () => {
       const [delivery] = listed;
       expect(delivery).toMatchObject({ attempts: 2, status: 'succeeded' });
       expect(new Set(receiver.received.map((r) => r.headers['webhook-id']))).toEqual(new Set([accepted.delivery_id]));
+    } finally {
+      await receiver.close();
+      await idle.close();
+    }
+  });
+});
+
+describe('an attempt made is not made again because its outcome could not be written at once', () => {
+  it('a database failure while settling a successful attempt is retried in the run: one request at the receiver, the delivery succeeded', async () => {
+    const idle = await startTestService({ env: ENV, jobTypes: [] });
+    const receiver = await startReceiver();
+    try {
+      const boss = await createUser(idle, { role: 'ceo' });
+      const hook: { id: string } = (await call('POST', '/webhooks', { url: receiver.url, event_types: ['approvals.*'] }, idle, boss)).json().data;
+      const accepted: { delivery_id: string } = (await call('POST', `/webhooks/${hook.id}/test`, undefined, idle, boss)).json().data;
+      const { orm, clock, config, logger, metrics, jobs } = idle.deps;
+      const db = kysely(orm.em.fork());
+      // The first write of the success fails, as a dropped connection would make it fail; later ones pass (a
+      // sequence counts the writes: unlike a table, it keeps counting through the failed statement's rollback).
+      await sql`create sequence settle_writes`.execute(db);
+      await sql`create function fail_settle_once() returns trigger language plpgsql as $$
+        begin
+          if new.status = 'succeeded' and nextval('settle_writes') = 1 then
+            raise exception 'settling refused once by the test';
+          end if;
+          return new;
+        end $$`.execute(db);
+      await sql`create trigger fail_settle_once before update on webhook_deliveries for each row execute function fail_settle_once()`.execute(db);
+      await runAttempt({ delivery_id: accepted.delivery_id, attempts: 0 }, { orm, clock, config, logger, metrics, jobs }, { id: '00000000-0000-4000-8000-00000000000d' });
+      expect(receiver.received).toHaveLength(1);
+      const listed: Delivery[] = (await call('GET', `/webhooks/${hook.id}/deliveries`, undefined, idle, boss)).json().data;
+      expect(listed[0]).toMatchObject({ id: accepted.delivery_id, attempts: 1, status: 'succeeded', response_status: 200 });
+      expect((await sql<{ writes: number }>`select last_value as writes from settle_writes`.execute(db)).rows[0]?.writes).toBe(2);
     } finally {
       await receiver.close();
       await idle.close();

@@ -87,8 +87,29 @@ export async function runAttempt(payload: DeliveryJobPayload, env: JobEnv, job: 
     ...(settings.resolve ? { resolve: settings.resolve } : {}),
   });
   metrics.webhookAttempts.inc({ result: resultLabel(result) });
-  const ended = await settle(orm.em.fork(), env, claimed, result);
+  const ended = await settleRetrying(env, claimed, result);
   if (ended) metrics.webhookDeliveries.inc({ outcome: ended });
+}
+
+/** Pauses before writing an attempt's outcome again, after each failed write. */
+const SETTLE_RETRY_DELAYS_MS = [250, 1000, 3000];
+
+/**
+ * The attempt has been made: its outcome is written, retried here on a brief database failure (a pool
+ * exhausted for a moment, a connection reset). Throwing instead would have the queue run the job again, and
+ * that run would POST the delivery a second time. Retrying is safe: a failed settling transaction wrote
+ * nothing, and the success path's statements set the same values again. Only a longer outage throws.
+ */
+async function settleRetrying(env: JobEnv, delivery: store.StoredDelivery, result: AttemptResult): Promise<'succeeded' | 'failed' | null> {
+  for (const delayMs of SETTLE_RETRY_DELAYS_MS) {
+    try {
+      return await settle(env.orm.em.fork(), env, delivery, result);
+    } catch (error) {
+      env.logger.warn({ err: error, delivery_id: delivery.id }, 'writing a webhook attempt\'s outcome failed; trying again');
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+  }
+  return settle(env.orm.em.fork(), env, delivery, result);
 }
 
 /**
