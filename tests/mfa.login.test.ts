@@ -1,6 +1,7 @@
 // CONTRACT §3.6: POST /auth/login with `otp` for a user with TOTP on — after the password only, the two details, replay, recovery codes, the throttle, one read.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { kysely } from '../src/db/kysely.ts';
 import { PROBLEM } from './helpers/http.ts';
 import { enableMfa, manualClock, totpCode, wrongCode } from './helpers/mfa.ts';
 import { expectResponseConforms, type OpenApiDocument } from './helpers/openapiConformance.ts';
@@ -86,12 +87,17 @@ describe('a user with TOTP on', () => {
     const now = clock.now();
     const current = totpCode(user.secret, now);
     const accepted = [-1, 0, 1].map((s) => totpCode(user.secret, now, s));
+    const sessionsOf = (userId: string) => kysely(svc.deps.orm.em.fork()).selectFrom('sessions').select('id').where('userId', '=', userId).execute();
+    const before = await sessionsOf(user.id);
     const bad = [totpCode(user.secret, now, -2), totpCode(user.secret, now, 2), wrongCode(user.secret, now), current.slice(1), `${current}1`, 'l2e456', ' - '];
     for (const otp of bad.filter((c) => !accepted.includes(c))) {
       const res = await login({ username: user.username, password: user.password, otp }, { ip: freshIp() });
       expect(res.statusCode, otp).toBe(401);
       expect(res.json().error_detail, otp).toMatchObject({ error_code: 1000, detail: 'invalid one-time code' });
+      expect(res.cookies, otp).toEqual([]);
     }
+    // The session each one began was rolled back with the refusal.
+    expect(await sessionsOf(user.id)).toEqual(before);
     // Nothing was used up by them.
     expect((await login({ username: user.username, password: user.password, otp: current })).statusCode).toBe(200);
   });
@@ -207,7 +213,7 @@ describe('cost', () => {
   // The statements of a sign-in, told from the background's by the tables they touch.
   const SIGN_IN_TABLES = /"(users|sessions|refresh_tokens|user_totp|mfa_recovery_codes)"/;
 
-  it('the TOTP key comes with the read of the user: a sign-in with a code sends one statement more than one without, the one that uses it up, outside any transaction', async () => {
+  it('the TOTP key comes with the read of the user: a sign-in with a code sends one statement more than one without, the one that uses it up, in the transaction that issues the session', async () => {
     const plain = await createUser(svc, { role: 'manager' });
     const user = await userWithMfa();
     const signIn = async (body: Record<string, unknown>) => {
@@ -223,10 +229,14 @@ describe('cost', () => {
     // The read of the user is the one that brings the key.
     expect(withCode.texts.filter((text) => /"user_totp"/.test(text) && /^select /.test(text))).toHaveLength(1);
     expect(withCode.texts[0]).toMatch(/^select "users"\.\*.*"user_totp"/s);
-    // A statement of its own, not a transaction: no begin before it or commit after it on its connection.
+    // Used up in the transaction that issues the session (one commit for both), after the user's row is locked.
     const own = withCode.sent.filter((s) => s.client === withCode.sent.find((x) => /^update "user_totp"/.test(x.text))?.client).map((s) => s.text);
     const at = own.findIndex((text) => /^update "user_totp"/.test(text));
-    expect(own[at - 1]).not.toBe('begin');
-    expect(own[at + 1]).not.toBe('commit');
+    const begin = own.lastIndexOf('begin', at);
+    expect(begin).toBeGreaterThanOrEqual(0);
+    expect(own.slice(begin, at).some((text) => /insert into "sessions"/.test(text))).toBe(true);
+    expect(own.slice(begin, at).some((text) => /^select "id", set_config/.test(text))).toBe(true);
+    expect(own.indexOf('commit', at)).toBeGreaterThan(at);
+    expect(own.filter((text) => text === 'begin' || text === 'commit')).toEqual(['begin', 'commit']);
   });
 });

@@ -128,6 +128,11 @@ export async function setup(
   return signIn(secret, { ...user, grants: [] }, tokens);
 }
 
+/** The one-time code was refused inside the sign-in's transaction: thrown to roll it back. */
+class CodeRefused extends Error {
+  override name = 'CodeRefused';
+}
+
 /** What a login reads besides the sessions': whether setup is done, the throttle, and how long temporary passwords last. */
 type LoginDeps = Sessions & { config: Pick<Config, 'tempPasswordTtlS'>; setupLatch: SetupLatch; loginThrottle: LoginThrottle };
 
@@ -160,26 +165,30 @@ export async function login(
     throw ApiError.unauthorized('temporary password has expired');
   }
   // Only once the password is proved (CONTRACT §3.6), so these answers tell nothing to whoever does not know it.
-  if (user.mfaEnabled) {
-    if (input.otp === undefined) {
-      await refundLoginAttempt(loginThrottle, key, input.client.ip);
-      await recordLoginFailure({ em, clock }, input, user.id, 'one_time_code_required');
-      throw ApiError.unauthorized('one-time code required');
-    }
-    // A wrong code stays counted as a failed login: codes are guessed no faster than passwords.
-    if (!(await acceptLoginCode({ em, clock, secret }, user, input.otp))) {
+  const otp = input.otp;
+  if (user.mfaEnabled && otp === undefined) {
+    await refundLoginAttempt(loginThrottle, key, input.client.ip);
+    await recordLoginFailure({ em, clock }, input, user.id, 'one_time_code_required');
+    throw ApiError.unauthorized('one-time code required');
+  }
+  const tokens = await em
+    .transactional(async (tx) => {
+      // Locks the user's row first, as every change of a user's two-factor state does, so the two cannot deadlock.
+      const issued = await issueSession({ em: tx, clock, config }, user.id, input.client, { relaxCommitDurability: true });
+      // The code is used up in the session's own transaction: one commit for both; a refused one rolls the session back.
+      if (user.mfaEnabled && (otp === undefined || !(await acceptLoginCode({ em: tx, clock, secret }, user, otp)))) throw new CodeRefused();
+      if (needsRehash(passwordHash)) await users.replacePasswordHash(tx, user.id, await hashPassword(input.password));
+      const data = { session_id: issued.sessionId, user_agent: input.client.userAgent };
+      await recordEvent(tx, { type: 'auth.login_succeeded', actor: user.username, at: clock.now(), target: { type: 'user', id: user.id }, data });
+      return issued;
+    })
+    .catch(async (error: unknown) => {
+      if (!(error instanceof CodeRefused)) throw error;
+      // A wrong code stays counted as a failed login: codes are guessed no faster than passwords.
       await recordLoginFailure({ em, clock }, input, user.id, 'invalid_one_time_code');
       throw ApiError.unauthorized(INVALID_CODE);
-    }
-  }
+    });
   await recordLoginSuccess(loginThrottle, key, input.client.ip);
-  const tokens = await em.transactional(async (tx) => {
-    if (needsRehash(passwordHash)) await users.replacePasswordHash(tx, user.id, await hashPassword(input.password));
-    const issued = await issueSession({ em: tx, clock, config }, user.id, input.client, { relaxCommitDurability: true });
-    const data = { session_id: issued.sessionId, user_agent: input.client.userAgent };
-    await recordEvent(tx, { type: 'auth.login_succeeded', actor: user.username, at: clock.now(), target: { type: 'user', id: user.id }, data });
-    return issued;
-  });
   return signIn(secret, user, tokens);
 }
 
