@@ -5,7 +5,7 @@
 // BENCH_AUDIT_EXPORT_ROUNDS=3 alternating export / psql rounds).
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
-import { readFileSync, rmSync, statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -14,7 +14,7 @@ import { systemClock } from '../src/contracts/clock.ts';
 import { createAccount } from '../src/services/auth/accounts.ts';
 import { issueSession } from '../src/services/auth/sessions.ts';
 import { auditPageQuery, type AuditQuery } from '../src/services/audit/store.ts';
-import { machineSpec, median, startBenchDatabase, startServiceProcess, type ServerProcess } from './lib.ts';
+import { machineSpec, median, rssBytes, startBenchDatabase, startServiceProcess, type ServerProcess } from './lib.ts';
 
 const SIZES = (process.env.BENCH_AUDIT_SIZES ?? '10000,1000000').split(',').map(Number);
 const REQUESTS = Number(process.env.BENCH_AUDIT_REQUESTS ?? 300);
@@ -43,13 +43,6 @@ function filtersFor(count: number): Filter[] {
     { name: 'target_id', query: 'target_id=target_42', store: { targetId: 'target_42' } },
     { name: 'since/until', query: `since=${since}&until=${until}`, store: { since: new Date(since), until: new Date(until) } },
   ];
-}
-
-function rssBytes(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('VmRSS:'));
-  return Number(line?.replace(/\D+/g, '') ?? 0) * 1024;
 }
 
 const MiB = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);

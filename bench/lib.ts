@@ -7,10 +7,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { loadConfig, type Config } from '../src/config.ts';
+import { systemClock } from '../src/contracts/clock.ts';
+import type { Role } from '../src/contracts/roles.ts';
 import { openDatabase, type Database } from '../src/db/database.ts';
 import { createLogger } from '../src/logger.ts';
 import { freePort } from '../src/net/freePort.ts';
 import { createService, type Service } from '../src/service.ts';
+import { createAccount } from '../src/services/auth/accounts.ts';
+import { issueSession } from '../src/services/auth/sessions.ts';
 import { USERS_LIST } from '../src/services/users/users.ts';
 import type { RawCeilingSettings } from './rawCeiling.ts';
 
@@ -81,6 +85,12 @@ export async function load(url: string, opts: LoadOptions = {}): Promise<LoadRes
 /** The middle value (the upper of the two middle ones for an even count); NaN when there are none. */
 export function median(values: readonly number[]): number {
   return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+}
+
+/** The nearest-rank `p`th percentile of values sorted ascending; NaN when there are none. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
 /** The run with the median throughput, so one disturbed round (a shared machine) does not decide. */
@@ -163,6 +173,18 @@ export async function startBenchDatabase(name: string): Promise<BenchDatabase> {
   }
 }
 
+/**
+ * A user of `role` on a bench database, signed in as the service would sign it in (no HTTP, so no login
+ * throttle or rate limit is spent on it): its id and its bearer token.
+ */
+export async function signedInUser(database: BenchDatabase, username: string, role: Role): Promise<{ id: string; token: string }> {
+  const em = database.db.orm.em.fork();
+  const clock = systemClock;
+  const user = await createAccount({ em, clock }, { username, password: 'quiet lantern orbit 7319', role, mustChangePassword: false });
+  const session = await em.transactional((tx) => issueSession({ em: tx, clock, config: database.config }, user.id, { ip: '127.0.0.1', userAgent: 'bench' }));
+  return { id: user.id, token: session.accessToken };
+}
+
 /** A server in a child process: where it listens, its pid, and the CPU time it has used. */
 export type ServerProcess = { url: string; pid: number; cpuSeconds(): number; stop(): Promise<void> };
 
@@ -175,6 +197,14 @@ export function cpuSeconds(pid: number): number {
   // Counted from after the command name, which may hold spaces: state is field 3, utime 14, stime 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+}
+
+/** Resident set size of process `pid` now, in bytes (VmRSS of /proc/<pid>/status). */
+export function rssBytes(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
+  return Number(/(\d+)/.exec(line ?? '')?.[1] ?? NaN) * 1024;
 }
 
 /**

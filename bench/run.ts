@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../src/net/freePort.ts';
 import { benchHealthz } from './healthz.ts';
-import { median } from './lib.ts';
+import { median, rssBytes } from './lib.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
@@ -49,13 +49,6 @@ function servicePid(npmPid: number): number {
   });
   if (pid === undefined) throw new Error('could not find the service process');
   return pid;
-}
-
-function rssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('VmRSS:'));
-  return Number(/(\d+)/.exec(line ?? '')?.[1] ?? NaN) / 1024;
 }
 
 type Started = { npm: ChildProcess; ms: number; port: number };
@@ -107,7 +100,7 @@ try {
     if (run === WARM_RUNS - 1) {
       // Idle: booted, answered one readiness probe, then left alone.
       await new Promise((resolve) => setTimeout(resolve, 3000));
-      idleRss = rssMiB(servicePid(started.npm.pid ?? 0));
+      idleRss = rssBytes(servicePid(started.npm.pid ?? 0)) / 2 ** 20;
     }
     await stop(started);
   }

@@ -7,10 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { kysely } from '../src/db/kysely.ts';
-import { systemClock } from '../src/contracts/clock.ts';
-import { createAccount } from '../src/services/auth/accounts.ts';
-import { issueSession } from '../src/services/auth/sessions.ts';
-import { machine, startBenchDatabase, startServiceProcess, type BenchDatabase, type ServerProcess } from './lib.ts';
+import { machine, percentile, signedInUser, startBenchDatabase, startServiceProcess, type BenchDatabase, type ServerProcess } from './lib.ts';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 60);
 const RATE = Number(process.env.BENCH_RATE ?? 100);
@@ -109,11 +106,7 @@ function api(server: ServerProcess, token: string): Api {
 
 /** The CEO of the bench database, signed in; its bearer token. */
 async function ceoToken(database: BenchDatabase): Promise<string> {
-  const em = database.db.orm.em.fork();
-  const clock = systemClock;
-  const user = await createAccount({ em, clock }, { username: `bench_ceo_${Date.now()}`, password: 'quiet lantern orbit 7319', role: 'ceo', mustChangePassword: false });
-  const session = await em.transactional((tx) => issueSession({ em: tx, clock, config: database.config }, user.id, { ip: '127.0.0.1', userAgent: 'bench' }));
-  return session.accessToken;
+  return (await signedInUser(database, `bench_ceo_${Date.now()}`, 'ceo')).token;
 }
 
 const Created = z.object({ data: z.object({ id: z.string() }) });
@@ -156,11 +149,6 @@ async function jobTimes(database: BenchDatabase): Promise<Record<string, number>
     'job run p50 (ms)': Math.round(Number(row?.run50)),
     'job run p99 (ms)': Math.round(Number(row?.run99)),
   };
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
 function report(name: string, lines: Record<string, string | number>): void {
