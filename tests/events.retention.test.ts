@@ -1,6 +1,7 @@
-// Retention: events older than EVENT_RETENTION_S are purged by a periodic job; a `since` before them is 409/4000.
+// Retention: events older than EVENT_RETENTION_S are purged by housekeeping (every PURGE_INTERVAL_S, on the job queue); a `since` before them is 409/4000.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { recordEvent } from '../src/events/record.ts';
+import { PURGE_TASKS, runHousekeeping } from '../src/services/housekeeping/housekeeping.ts';
 import { eventsAfter, latestEventId, purgedThrough } from '../src/events/store.ts';
 import { listen, marker, TestSocket, until } from './helpers/events.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
@@ -23,10 +24,15 @@ afterAll(() => svc.close());
 // Every test starts from an empty outbox: the clock moves past the retention of whatever earlier tests left.
 beforeEach(async () => {
   offsetMs += (RETENTION_S + 5) * 1000;
-  await svc.deps.events.purge();
+  await purge();
 });
 
 const em = () => svc.deps.orm.em.fork();
+/** The events task of a housekeeping run on `service`, at the test's clock. */
+async function purge(service: TestService = svc): Promise<void> {
+  const { failed } = await runHousekeeping({ ...service.deps, clock }, PURGE_TASKS.filter((task) => task.name === 'events'));
+  expect(failed).toEqual([]);
+}
 /** Records and publishes an event that happened at `at`. */
 async function recordAt(label: string, at: Date): Promise<void> {
   await em().transactional((tx) => recordEvent(tx, { type: 'user.deleted', actor: null, data: marker(label), at }));
@@ -42,7 +48,7 @@ describe('the purge', () => {
     await recordAt('old-2', new Date(now - (RETENTION_S + 5) * 1000));
     const oldLast = await latestEventId(em());
     await recordAt('young', new Date(now - (RETENTION_S - 10) * 1000));
-    await svc.deps.events.purge();
+    await purge();
     expect(await labels(start)).toEqual(['young']);
     expect(await purgedThrough(em())).toBeGreaterThanOrEqual(oldLast);
   });
@@ -52,7 +58,7 @@ describe('the purge', () => {
     const now = clock.now().getTime();
     await recordAt('young-first', new Date(now - 1000));
     await recordAt('old-but-later', new Date(now - (RETENTION_S + 100) * 1000));
-    await svc.deps.events.purge();
+    await purge();
     expect(await labels(start)).toEqual(['young-first', 'old-but-later']);
   });
 
@@ -63,7 +69,7 @@ describe('the purge', () => {
       for (let i = 0; i < 5; i++) await recordAt(`stale-${String(i)}`, new Date(now - (RETENTION_S + 1) * 1000));
       const last = await latestEventId(em());
       offsetMs += 2000;
-      await Promise.all([svc.deps.events.purge(), other.deps.events.purge(), svc.deps.events.purge()]);
+      await Promise.all([purge(svc), purge(other), purge(svc)]);
       expect(await labels(0)).toEqual([]);
       expect(await purgedThrough(em())).toBe(last);
     } finally {
@@ -71,14 +77,21 @@ describe('the purge', () => {
     }
   });
 
-  it('runs by itself, off the request path', async () => {
-    const periodic = await startTestService({ databaseUrl: svc.databaseUrl, env: { EVENT_RETENTION_S: String(RETENTION_S) }, clock, eventTimings: { purgeIntervalMs: 50 } });
+  it('runs by itself, off the request path: an instance with the job queue purges them on its own', async () => {
+    // Written by an instance that works no jobs, on a database of its own; an instance with the queue then
+    // boots on it, and the housekeeping run it queues at once purges the event.
+    const writer = await startTestService({ env: { EVENT_RETENTION_S: String(RETENTION_S) }, clock, jobTypes: [] });
+    await writer.deps.orm.em.fork().transactional((tx) =>
+      recordEvent(tx, { type: 'user.deleted', actor: null, data: marker('expires-on-its-own'), at: new Date(clock.now().getTime() - (RETENTION_S + 1) * 1000) }),
+    );
+    await writer.deps.events.publish();
+    await writer.close();
+    const worker = await startTestService({ databaseUrl: writer.databaseUrl, env: { EVENT_RETENTION_S: String(RETENTION_S) }, clock });
     try {
-      const start = await latestEventId(em());
-      await recordAt('expires-on-its-own', new Date(clock.now().getTime() - (RETENTION_S + 1) * 1000));
-      await until(async () => (await labels(start)).length === 0, 3000, 'the periodic purge');
+      await until(async () => (await eventsAfter(worker.deps.orm.em.fork(), 0, 10)).length === 0, 10_000, 'the queued housekeeping run');
+      expect(await purgedThrough(worker.deps.orm.em.fork())).toBeGreaterThan(0);
     } finally {
-      await periodic.close();
+      await worker.close();
     }
   });
 });
@@ -91,7 +104,7 @@ describe('a since older than the retention window', () => {
     const mark = await latestEventId(em());
     const kept = ['kept-0', 'kept-1'];
     for (const label of kept) await recordAt(label, clock.now());
-    await svc.deps.events.purge();
+    await purge();
     expect(await purgedThrough(em())).toBe(mark);
 
     const socket = await TestSocket.open(base, user);

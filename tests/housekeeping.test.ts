@@ -1,11 +1,11 @@
 // Housekeeping (CONTRACT §4.10): what the periodic purge deletes and keeps, never throwing, run by the job queue once per interval.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { kysely } from '../src/db/kysely.ts';
 import { revokeSession } from '../src/services/auth/sessions.ts';
 import { insertRefreshToken, insertTicket } from '../src/services/auth/store.ts';
-import { housekeepingJob, runHousekeeping, type HousekeepingDeps, type PurgeTask } from '../src/services/housekeeping/housekeeping.ts';
+import { DEAD_STREAM_ROW_MS, housekeepingJob, runHousekeeping, type HousekeepingDeps, type PurgeTask } from '../src/services/housekeeping/housekeeping.ts';
 import { claimKey } from '../src/services/idempotency/store.ts';
 import { until } from './helpers/events.ts';
 import { PROBLEM } from './helpers/http.ts';
@@ -118,6 +118,21 @@ describe('the periodic purge', () => {
     await svc.housekeeping.runNow();
     const left = await db().selectFrom('idempotency_keys').select('key').where('userId', '=', user.id).execute();
     expect(left.map((r) => r.key)).toEqual(['young']);
+  });
+
+  it('forgets open-stream registry rows unmarked for an hour (a dead instance\'s), keeps those marked since', async () => {
+    const user = await createUser(svc);
+    const now = clock.now();
+    const row = (id: string, seenAt: Date) => ({ id, userId: user.id, sessionId: user.sessionId, apiKeyId: null, instanceId: randomUUID(), openedAt: seenAt, seenAt });
+    const dead = randomUUID();
+    const live = randomUUID();
+    await db()
+      .insertInto('event_streams')
+      .values([row(dead, new Date(now.getTime() - DEAD_STREAM_ROW_MS - 1000)), row(live, new Date(now.getTime() - 5000))])
+      .execute();
+    await svc.housekeeping.runNow();
+    const left = await db().selectFrom('event_streams').select('id').where('userId', '=', user.id).execute();
+    expect(left.map((r) => r.id)).toEqual([live]);
   });
 
   it('counts what it deleted per task in the metrics', async () => {

@@ -13,10 +13,8 @@ import { NotificationListener } from './listener.ts';
 import { recordedEventsIn } from './record.ts';
 import {
   publishEvents,
-  purgeEventsBefore,
   registerStream,
   removeInstanceStreams,
-  removeStaleStreams,
   sessionStates,
   touchStreams,
   unregisterStreams,
@@ -37,8 +35,6 @@ export type EventsTimings = {
   registryHeartbeatMs: number;
   /** A registered stream not marked for this long belongs to a dead instance and no longer counts. */
   registryStaleMs: number;
-  /** How often events past EVENT_RETENTION_S are purged. */
-  purgeIntervalMs: number;
   /**
    * How often each instance publishes whatever committed events are still unpublished. Normally the
    * recording instance publishes right after the commit; this covers events whose publication was missed
@@ -53,7 +49,6 @@ export const DEFAULT_TIMINGS: EventsTimings = {
   sessionSweepMs: 1000,
   registryHeartbeatMs: 10_000,
   registryStaleMs: 30_000,
-  purgeIntervalMs: 60_000,
   publishPollMs: 500,
 };
 
@@ -89,7 +84,6 @@ export interface LiveEvents {
   releaseAdmission(admission: Admission): void;
   shutdownStreams(): void;
   stop(): Promise<void>;
-  purge(): Promise<void>;
 }
 
 export class EventsRuntime implements LiveEvents {
@@ -154,7 +148,6 @@ export class EventsRuntime implements LiveEvents {
     await runtime.hub.init();
     runtime.every(runtime.timings.sessionSweepMs, 'session sweep', () => runtime.sweepSessions());
     runtime.every(runtime.timings.registryHeartbeatMs, 'stream registry heartbeat', () => runtime.heartbeat());
-    runtime.every(runtime.timings.purgeIntervalMs, 'event purge', () => runtime.purge());
     runtime.every(runtime.timings.publishPollMs, 'event publication', async () => void (await runtime.publish()));
     return runtime;
   }
@@ -372,14 +365,5 @@ export class EventsRuntime implements LiveEvents {
   private async heartbeat(): Promise<void> {
     const ids = [...this.streams.keys()].map((s) => s.id);
     if (ids.length > 0) await touchStreams(this.deps.orm.em.fork(), ids, this.deps.clock.now());
-  }
-
-  /** Purges events past EVENT_RETENTION_S and forgets dead instances' streams (the periodic job; safe on several instances). */
-  async purge(): Promise<void> {
-    const now = this.deps.clock.now().getTime();
-    const em = this.deps.orm.em.fork();
-    const purged = await purgeEventsBefore(em, new Date(now - this.deps.config.eventRetentionS * 1000));
-    if (purged > 0) this.deps.logger.info({ purged }, 'purged events past retention');
-    await removeStaleStreams(em, new Date(now - 2 * this.timings.registryStaleMs));
   }
 }

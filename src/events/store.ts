@@ -157,8 +157,9 @@ export async function touchStreams(em: EntityManager, ids: readonly string[], no
 }
 
 /** Forgets streams nobody has marked as open since `staleBefore`. */
-export async function removeStaleStreams(em: EntityManager, staleBefore: Date): Promise<void> {
-  await kysely(em).deleteFrom('event_streams').where('seenAt', '<=', staleBefore).execute();
+export async function removeStaleStreams(em: EntityManager, staleBefore: Date): Promise<number> {
+  const deleted = await kysely(em).deleteFrom('event_streams').where('seenAt', '<=', staleBefore).executeTakeFirst();
+  return Number(deleted.numDeletedRows);
 }
 
 /** Forgets every stream of a stopping instance. */

@@ -3,6 +3,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { BaseLogger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Metrics } from '../../metrics/registry.ts';
+import { purgeEventsBefore, removeStaleStreams } from '../../events/store.ts';
 import { definePeriodicJob } from '../../jobs/periodic.ts';
 import { purgeEndedWaits } from '../approvals/store.ts';
 import { purgeExpiredAuditEntries } from '../audit/audit.ts';
@@ -24,9 +25,13 @@ export type PurgeTask = {
 export const DELIVERY_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
 /**
- * The purges every run performs, in order. Another area with rows to expire adds its task here (the events
- * outbox: rows older than EVENT_RETENTION_S, from `config`).
+ * How long a row of the open-streams registry may go unmarked before housekeeping deletes it. Live instances
+ * mark theirs every few seconds and stop counting a row long before this (events/runtime.ts); what is left this
+ * long belongs to an instance that died without removing its rows.
  */
+export const DEAD_STREAM_ROW_MS = 3600 * 1000;
+
+/** The purges every run performs, in order. Another area with rows to expire adds its task here. */
 export const PURGE_TASKS: readonly PurgeTask[] = [
   { name: 'sessions', purge: ({ em, now }, limit) => purgeEndedSessions(em, now, limit) },
   // After sessions, so the tokens of sessions purged in this run go too.
@@ -40,6 +45,10 @@ export const PURGE_TASKS: readonly PurgeTask[] = [
   { name: 'audit_entries', purge: ({ em, now, config }, limit) => purgeExpiredAuditEntries(em, now, config.auditRetentionDays, limit) },
   // Webhook deliveries are kept 30 days (CONTRACT §4.12), whatever their status.
   { name: 'webhook_deliveries', purge: ({ em, now }, limit) => purgeDeliveriesBefore(em, new Date(now.getTime() - DELIVERY_RETENTION_MS), limit) },
+  // One transaction deleting the oldest events as a prefix in id order, never one a webhook delivery has yet
+  // to read (events/store.ts): replay after the retention mark stays complete (CONTRACT §4.8).
+  { name: 'events', purge: ({ em, now, config }) => purgeEventsBefore(em, new Date(now.getTime() - config.eventRetentionS * 1000)) },
+  { name: 'event_streams', purge: ({ em, now }) => removeStaleStreams(em, new Date(now.getTime() - DEAD_STREAM_ROW_MS)) },
 ];
 
 // Rows per statement: each delete stays well inside STATEMENT_TIMEOUT_MS and holds few locks at once.
