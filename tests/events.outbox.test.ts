@@ -6,6 +6,7 @@ import { eventsAfter, latestEventId, publishEvents } from '../src/events/store.t
 import { kysely } from '../src/db/kysely.ts';
 import { approvalData, marker, sleep, until } from './helpers/events.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
+import { statementsDuring } from './helpers/statements.ts';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -32,6 +33,18 @@ describe('recordEvent', () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ type: 'approval.created', channel: 'approvals', actor: 'alice', audienceUserId: null, data, occurredAt: new Date('2026-11-23T10:00:00.123Z') });
     expect(rows[0]?.id).toBeGreaterThan(before);
+  });
+
+  it('costs the transaction of the change one statement: the event, its audit entry and the webhooks it goes to are written and read together', async () => {
+    const data = approvalData();
+    const sent = await statementsDuring(() =>
+      fresh().transactional((tx) => recordEvent(tx, { type: 'approval.created', actor: 'alice', data, at: new Date('2026-11-23T10:00:00.456Z') })),
+    );
+    const inTransaction = sent.map((s) => s.text).filter((text) => text !== 'begin' && text !== 'commit' && !/events_publish/.test(text));
+    expect(inTransaction).toHaveLength(1);
+    expect(inTransaction[0]).toMatch(/insert into "events".*insert into "audit_entries".*from "webhooks"/s);
+    const entry = await kysely(fresh()).selectFrom('audit_entries').select(['type', 'actor', 'data']).where('occurredAt', '=', new Date('2026-11-23T10:00:00.456Z')).executeTakeFirst();
+    expect(entry).toEqual({ type: 'approval.created', actor: 'alice', data });
   });
 
   it('a rolled-back transaction leaves no event (and its id is never seen)', async () => {

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { auditOnlyDefinitionOf, eventTargetOf, isAuditOnlyType, type AuditOnlyDefinitionOf, type AuditOnlyType, type AuditTarget } from '../contracts/audit.ts';
 import { definitionOf, type EventDataInput, type EventType, type PrivateEventType } from '../contracts/events.ts';
 import { currentOrigin, type Origin } from '../services/audit/origin.ts';
-import { insertAuditEntry } from '../services/audit/store.ts';
+import { insertAuditEntry, type NewAuditEntry } from '../services/audit/store.ts';
 import { queueWebhookDeliveries } from '../services/webhooks/outbox.ts';
 import { insertEvent } from './store.ts';
 
@@ -73,17 +73,16 @@ export async function recordEvent(em: EntityManager, event: (Recorded<EventType>
   const audience = event.audience ?? null;
   if (definition.audience === 'user' && audience === null) throw new Error(`${event.type} events need an audience (the user who receives them)`);
   const data = definition.data.parse(event.data);
-  const rowId = await insertEvent(em, {
-    type: event.type,
-    channel: definition.channel,
-    occurredAt,
-    actor: event.actor,
-    audienceUserId: definition.audience === 'user' ? audience : null,
-    data,
-  });
+  const channel = definition.channel;
   // The one place where events leave the service (CONTRACT §4.12): private ones (a user's own session ends) never do.
-  if (definition.audience === 'all') await queueWebhookDeliveries(em, { rowId, type: event.type, channel: definition.channel, occurredAt });
-  await appendAuditEntry(em, event, occurredAt, eventTargetOf(event.type, data), data);
+  const deliverable = definition.audience === 'all';
+  const { rowId, webhookIds } = await insertEvent(
+    em,
+    { type: event.type, channel, occurredAt, actor: event.actor, audienceUserId: definition.audience === 'user' ? audience : null, data },
+    auditEntryOf(event, occurredAt, eventTargetOf(event.type, data), data),
+    deliverable ? { type: event.type, channel } : null,
+  );
+  if (webhookIds.length > 0) await queueWebhookDeliveries(em, { rowId, type: event.type, channel, occurredAt }, webhookIds);
   recording.add(transaction);
 }
 
@@ -94,8 +93,18 @@ async function appendAuditEntry(
   target: AuditTarget,
   data: Record<string, unknown>,
 ): Promise<void> {
+  await insertAuditEntry(em, auditEntryOf(event, occurredAt, target, data));
+}
+
+/** The audit entry of a change: what it is, who made it, and how (the running call's origin unless given). */
+function auditEntryOf(
+  event: { type: string; actor: string | null; origin?: Origin | undefined },
+  occurredAt: Date,
+  target: AuditTarget,
+  data: Record<string, unknown>,
+): NewAuditEntry {
   const origin = event.origin ?? currentOrigin();
-  await insertAuditEntry(em, {
+  return {
     occurredAt,
     type: event.type,
     actor: event.actor,
@@ -106,5 +115,5 @@ async function appendAuditEntry(
     targetType: target?.type ?? null,
     targetId: target?.id ?? null,
     data,
-  });
+  };
 }

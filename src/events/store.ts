@@ -1,9 +1,11 @@
 // The events area's one store: the outbox, its retention mark and the open-stream registry (tickets are the auth store's).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { NotNull } from 'kysely';
+import { sql, type NotNull } from 'kysely';
 import { EventsPublish } from '../db/entities/Event.ts';
 import { kysely, type Stored } from '../db/kysely.ts';
 import { isRole, type Role } from '../contracts/roles.ts';
+import { auditRow, type NewAuditEntry } from '../services/audit/store.ts';
+import { webhookIdsFor } from '../services/webhooks/store.ts';
 import type { Channel } from '../contracts/events.ts';
 
 /** A published event: one that has its public id. */
@@ -11,13 +13,23 @@ export type StoredEvent = Omit<Stored<'events'>, 'id'> & { id: number };
 export type NewEvent = Omit<Stored<'events'>, 'id' | 'rowId'>;
 
 /**
- * Writes an event row; it gets its public id when it is published, after its transaction commits. Returns its
- * `row_id`, by which what was queued with it (a webhook delivery) finds it once it has its id.
+ * Writes an event row, its audit entry, and reads the ids of the webhooks it goes to (`webhooks` given: a
+ * public event's type and channel), all in one statement, the two inserts as data-modifying CTEs: recording an
+ * event costs its change's transaction one round trip. The event gets its public id when it is published,
+ * after that transaction commits; its `row_id`, returned, is how what was queued with it (a webhook delivery)
+ * finds it until then.
  */
-export async function insertEvent(em: EntityManager, event: NewEvent): Promise<number> {
+export async function insertEvent(em: EntityManager, event: NewEvent, audit: NewAuditEntry, webhooks: { type: string; channel: string } | null): Promise<{ rowId: number; webhookIds: string[] }> {
   const { type, channel, occurredAt, actor, audienceUserId, data } = event;
-  const row = await kysely(em).insertInto('events').values({ type, channel, occurredAt, actor, audienceUserId, data }).returning('rowId').executeTakeFirstOrThrow();
-  return row.rowId;
+  const db = kysely(em);
+  const noWebhooks = sql<string[]>`'{}'::uuid[]`;
+  return db
+    .with('recorded', (q) => q.insertInto('events').values({ type, channel, occurredAt, actor, audienceUserId, data }).returning('rowId'))
+    .with('audited', (q) => q.insertInto('audit_entries').values(auditRow(audit)))
+    .selectFrom('recorded')
+    .select(['recorded.rowId', (webhooks ? webhookIdsFor(db, webhooks.type, webhooks.channel) : db.selectNoFrom(noWebhooks.as('ids'))).as('webhookIds')])
+    .$narrowType<{ webhookIds: string[] }>()
+    .executeTakeFirstOrThrow();
 }
 
 /** The event written as `rowId`, published or not; undefined once purged. */

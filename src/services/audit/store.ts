@@ -1,6 +1,6 @@
 // The audit area's one store: appending entries, pages and exports in (occurred_at, id) order, the export slot, retention.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
 
 export type StoredAuditEntry = Stored<'audit_entries'>;
@@ -28,11 +28,13 @@ export function categoryOf(type: string): string {
   return dot < 0 ? type : type.slice(0, dot);
 }
 
+/** The row of an entry, with the category its type implies. */
+export function auditRow(entry: NewAuditEntry): Insertable<DB['audit_entries']> {
+  return { ...entry, category: categoryOf(entry.type) };
+}
+
 export async function insertAuditEntry(em: EntityManager, entry: NewAuditEntry): Promise<void> {
-  await kysely(em)
-    .insertInto('audit_entries')
-    .values({ ...entry, category: categoryOf(entry.type) })
-    .execute();
+  await kysely(em).insertInto('audit_entries').values(auditRow(entry)).execute();
 }
 
 /** The entries `query` matches, as a query to order and page; every filter is served by an index in (occurred_at, id) order. */

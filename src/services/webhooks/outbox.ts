@@ -3,25 +3,24 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { jobSenderOf } from '../../jobs/senders.ts';
 import { queueAttempt } from './queueing.ts';
-import { insertDeliveries, webhooksFor } from './store.ts';
+import { insertDeliveries } from './store.ts';
 
 export type RecordedEvent = { rowId: number; type: string; channel: string; occurredAt: Date };
 
 /**
- * Called by recordEvent for every public event, inside the transaction of the change: for each enabled
- * webhook subscribed to the event's type (or its channel's `.*`) a pending delivery and the job of its first
- * attempt, so both exist if and only if the change commits and none is lost in between. The body is fixed by
+ * Called by recordEvent for a public event, inside the transaction of the change, with the enabled webhooks
+ * subscribed to its type (or its channel's `.*`), read by the statement that wrote the event: for each a
+ * pending delivery and the job of its first attempt, so both exist if and only if the change commits and none is lost in between. The body is fixed by
  * that first attempt, once the event has its public id (given after the commit).
  */
-export async function queueWebhookDeliveries(em: EntityManager, event: RecordedEvent): Promise<void> {
-  const webhooks = await webhooksFor(em, event.type, event.channel);
-  if (webhooks.length === 0) return;
+export async function queueWebhookDeliveries(em: EntityManager, event: RecordedEvent, webhookIds: readonly string[]): Promise<void> {
+  if (webhookIds.length === 0) return;
   const jobs = jobSenderOf(em);
   // Every service and job runner starts a queue for its ORM; only a bare script could get here without one.
   if (jobs === null) throw new Error(`no job queue to deliver ${event.type} to its webhooks: start one on this database (JobQueue.start)`);
-  const deliveries = webhooks.map((webhook) => ({
+  const deliveries = webhookIds.map((webhookId) => ({
     id: randomUUID(),
-    webhookId: webhook.id,
+    webhookId,
     eventRowId: event.rowId,
     eventId: null,
     eventType: event.type,

@@ -1,6 +1,6 @@
 // The webhooks and webhook_deliveries tables: the only module that reads or writes them.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, type Insertable, type Updateable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Updateable } from 'kysely';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
 import type { DeliveryStatus, DisabledReason } from '../../contracts/webhooks.ts';
 
@@ -60,16 +60,15 @@ export async function deleteWebhook(em: EntityManager, id: string): Promise<Stor
 }
 
 /**
- * Enabled webhooks subscribed to an event of `type` on `channel`: by its type or by `<channel>.*`. One
- * statement (the array overlap operator), run by every transaction that records an event.
+ * The ids of the enabled webhooks subscribed to an event of `type` on `channel` (by its type or `<channel>.*`), as
+ * a subquery giving one array: the statement that records the event reads them (events/store.ts).
  */
-export async function webhooksFor(em: EntityManager, type: string, channel: string): Promise<{ id: string }[]> {
-  return kysely(em)
+export function webhookIdsFor(db: Kysely<DB>, type: string, channel: string) {
+  return db
     .selectFrom('webhooks')
-    .select('id')
+    .select(sql<string[]>`coalesce(array_agg(webhooks.id), '{}')`.as('ids'))
     .where('enabled', '=', true)
-    .where('eventTypes', '&&', sql<StoredWebhook['eventTypes']>`${[type, `${channel}.*`]}::text[]`)
-    .execute();
+    .where('eventTypes', '&&', sql<StoredWebhook['eventTypes']>`${[type, `${channel}.*`]}::text[]`);
 }
 
 export async function insertDeliveries(em: EntityManager, deliveries: Insertable<DB['webhook_deliveries']>[]): Promise<void> {
