@@ -178,19 +178,27 @@ try {
     return result;
   };
   // Rounds alternate after a warm-up of each, as lib.ts's alternateRounds does for autocannon, so the shared
-  // machine's other tenants weigh on both sides alike.
+  // machine's other tenants weigh on both sides alike; which side goes first alternates too, so a drift over
+  // the run (the sessions table growing, the heap) does not always favour the same side.
   await run('warm-up with TOTP', withTotp, WARM_UP_S);
   await run('warm-up without', without, WARM_UP_S);
   const pairing: Pairing = { app: [], ceiling: [] };
   for (let round = 1; round <= PAIR_ROUNDS; round++) {
-    pairing.app.push(await run(`round ${round} with TOTP`, withTotp, DURATION_S));
-    pairing.ceiling.push(await run(`round ${round} without`, without, DURATION_S));
+    const totpRound = () => run(`round ${round} with TOTP`, withTotp, DURATION_S);
+    const plainRound = () => run(`round ${round} without`, without, DURATION_S);
+    if (round % 2 === 1) {
+      pairing.app.push(await totpRound());
+      pairing.ceiling.push(await plainRound());
+    } else {
+      pairing.ceiling.push(await plainRound());
+      pairing.app.push(await totpRound());
+    }
   }
 
   console.log(`# Login with TOTP against login without\n${machine()}`);
   console.log(
     `${LOGIN_CONNECTIONS} connections (a closed loop, each login a user of its own side's pool of ${POOL.toLocaleString('en-US')}, ` +
-      `one password), ${PAIR_ROUNDS} alternating rounds of ${DURATION_S} s per side after a ${WARM_UP_S} s warm-up of each; ` +
+      `one password), ${PAIR_ROUNDS} alternating rounds of ${DURATION_S} s per side (the first side alternating too) after a ${WARM_UP_S} s warm-up of each; ` +
       `RATE_LIMITS_ENABLED=false; ${(2 * POOL).toLocaleString('en-US')} users seeded in ${seedS.toFixed(1)} s\n`,
   );
   console.log(pairingReport(`POST ${LOGIN_PATH} with TOTP`, 'without', pairing, { throughput: TARGET }).join('\n'));
