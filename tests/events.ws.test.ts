@@ -2,7 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { MikroORM } from '@mikro-orm/postgresql';
 import { kysely } from '../src/db/kysely.ts';
+import { ormOptions } from '../src/db/ormConfig.ts';
 import { recordEvent } from '../src/events/record.ts';
 import { latestEventId } from '../src/events/store.ts';
 import { approvalData, listen, marker, recordMarkers, refusedUpgrade, sleep, TestSocket, ticketFor } from './helpers/events.ts';
@@ -307,6 +309,41 @@ describe('authorization per event', () => {
     const [event] = await socket.events(1);
     expect(event?.type).toBe('approval.created');
     socket.close();
+  });
+
+  it('a change made elsewhere, whose event is not published yet when the session sweep reads it, still applies from that event on', async () => {
+    // No publication poll here: the change below is published only by what the session sweep does itself.
+    const own = await startTestService({ env: { RATE_LIMITS_ENABLED: 'false' }, clock, eventTimings: { publishPollMs: 600_000 } });
+    // Another program (as npm run admin does) writes the change and its event, and publishes nothing.
+    const elsewhere = await MikroORM.init(ormOptions(own.databaseUrl));
+    try {
+      const erin = await createUser(own);
+      const socket = await TestSocket.open(await listen(own), erin);
+      expect(await socket.request({ type: 'subscribe', channels: ['approvals', 'users'] })).toMatchObject({ type: 'subscribed' });
+      const setPending = (on: MikroORM, pending: boolean) =>
+        on.em.fork().transactional(async (tx) => {
+          const row = await kysely(tx).updateTable('users').set({ mustChangePassword: pending }).where('id', '=', erin.id).returning(['id', 'username', 'createdAt', 'updatedAt']).executeTakeFirstOrThrow();
+          await recordEvent(tx, {
+            type: 'user.updated',
+            actor: 'ceo',
+            data: { id: row.id, username: row.username, role: 'observer', kind: 'human', must_change_password: pending, mfa_enabled: false, org_roles: [], scoped_departments: [], created_at: row.createdAt.toISOString(), updated_at: row.updatedAt.toISOString() },
+          });
+        });
+      await setPending(own.deps.orm, true);
+      expect(await socket.events(1)).toMatchObject([{ type: 'user.updated', data: { must_change_password: true } }]);
+      await setPending(elsewhere, false);
+      // The sweep (every second) reads the flag off again; the event that turned it off is still unpublished.
+      await sleep(1500);
+      await own.deps.events.publish();
+      await own.deps.orm.em.fork().transactional((tx) => recordEvent(tx, { type: 'approval.created', actor: 'alice', data: approvalData() }));
+      // That event was judged under the authorization before it (a pending password change: not sent); the next one is sent.
+      const [event] = await socket.events(1);
+      expect(event?.type).toBe('approval.created');
+      socket.close();
+    } finally {
+      await elsewhere.close(true);
+      await own.close();
+    }
   });
 });
 

@@ -347,12 +347,12 @@ export class EventsRuntime implements LiveEvents {
       // The must-change-password gate does not concern keys (CONTRACT §3.5).
       ...keys.map((k) => ({ streams: byKey.get(k.apiKeyId) ?? [], ended: k.ended, role: k.role, mustChangePassword: false })),
     ];
-    if (states.some((s) => s.ended)) {
-      // An ending committed with its event: publish and read the outbox first, so that the event is sent
-      // before the close even when the sweep saw the revocation before its publication.
-      await this.publish();
-      await this.hub.catchUp();
-    }
+    // What was read may include changes whose events are committed but not yet dispatched (an ending, a role or
+    // password-change flag): publish and read the outbox first, so each of those events reaches the streams
+    // under the authorization that held before it (and is sent before a close), and only then the state
+    // read here applies; an event newer than `asOf` that already updated a viewer wins over it.
+    await this.publish();
+    await this.hub.catchUp();
     for (const state of states) {
       for (const stream of state.streams) {
         if (stream.isClosed) continue;
