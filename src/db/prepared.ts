@@ -1,6 +1,6 @@
 // The hot reads PostgreSQL plans once per connection: pg's named statements, written with the typed Kysely view.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AliasNode, CamelCasePlugin, ColumnNode, IdentifierNode, ReferenceNode, SelectionNode, SelectQueryNode, sql, type Compilable, type CompiledQuery } from 'kysely';
+import { AliasNode, CamelCasePlugin, ColumnNode, IdentifierNode, InsertQueryNode, ReferenceNode, ReturningNode, SelectionNode, SelectQueryNode, sql, UpdateQueryNode, type Compilable, type CompiledQuery } from 'kysely';
 import type { Kysely, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RawBuilder, RootOperationNode, UnknownRow } from 'kysely';
 import type { QueryResultRow } from 'pg';
 import { isStalePlan } from '../errors.ts';
@@ -18,7 +18,12 @@ export type Placeholder<V> = <K extends keyof V & string>(name: K) => RawBuilder
 class PropertyAliases extends CamelCasePlugin {
   override transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     const node = super.transformQuery(args);
-    return SelectQueryNode.is(node) ? { ...node, selections: node.selections?.map((selection) => this.#aliased(selection)) } : node;
+    if (SelectQueryNode.is(node)) return { ...node, selections: node.selections?.map((selection) => this.#aliased(selection)) };
+    // A write's rows are its RETURNING list.
+    if ((InsertQueryNode.is(node) || UpdateQueryNode.is(node)) && node.returning) {
+      return { ...node, returning: ReturningNode.cloneWithSelections(node.returning, node.returning.selections.map((selection) => this.#aliased(selection))) };
+    }
+    return node;
   }
 
   // Nothing to rename: the statement's aliases did it.
@@ -29,7 +34,7 @@ class PropertyAliases extends CamelCasePlugin {
   #aliased({ selection: s }: SelectionNode): SelectionNode {
     const name = AliasNode.is(s) ? IdentifierNode.is(s.alias) && s.alias.name : ColumnNode.is(s) ? s.column.name : ReferenceNode.is(s) && ColumnNode.is(s.column) && s.column.column.name;
     // `table.*` has no one name to give: its columns would come back under their SQL names.
-    if (!name) throw new Error('a prepared statement selects named columns or aliased expressions');
+    if (!name) throw new Error('a prepared statement selects (or returns) named columns or aliased expressions');
     return SelectionNode.create(AliasNode.create(AliasNode.is(s) ? s.node : s, IdentifierNode.create(this.camelCase(name))));
   }
 }

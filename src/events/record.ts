@@ -80,7 +80,7 @@ export async function recordEvent(em: EntityManager, event: (Recorded<EventType>
     em,
     { type: event.type, channel, occurredAt, actor: event.actor, audienceUserId: definition.audience === 'user' ? audience : null, data },
     auditEntryOf(event, occurredAt, eventTargetOf(event.type, data), data),
-    deliverable ? { type: event.type, channel } : null,
+    deliverable,
   );
   if (webhookIds.length > 0) await queueWebhookDeliveries(em, { rowId, type: event.type, channel, occurredAt }, webhookIds);
   recording.add(transaction);

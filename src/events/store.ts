@@ -1,10 +1,11 @@
 // The events area's one store: the outbox, its retention mark and the open-stream registry (tickets are the auth store's).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, type NotNull } from 'kysely';
+import type { NotNull } from 'kysely';
 import { EventsPublish } from '../db/entities/Event.ts';
 import { kysely, type Stored } from '../db/kysely.ts';
+import { prepared, type Placeholder } from '../db/prepared.ts';
 import { isRole, type Role } from '../contracts/roles.ts';
-import { auditRow, type NewAuditEntry } from '../services/audit/store.ts';
+import { categoryOf, type NewAuditEntry } from '../services/audit/store.ts';
 import { webhookIdsFor } from '../services/webhooks/store.ts';
 import type { Channel } from '../contracts/events.ts';
 
@@ -12,24 +13,52 @@ import type { Channel } from '../contracts/events.ts';
 export type StoredEvent = Omit<Stored<'events'>, 'id'> & { id: number };
 export type NewEvent = Omit<Stored<'events'>, 'id' | 'rowId'>;
 
-/**
- * Writes an event row, its audit entry, and reads the ids of the webhooks it goes to (`webhooks` given: a
- * public event's type and channel), all in one statement, the two inserts as data-modifying CTEs: recording an
- * event costs its change's transaction one round trip. The event gets its public id when it is published,
- * after that transaction commits; its `row_id`, returned, is how what was queued with it (a webhook delivery)
- * finds it until then.
- */
-export async function insertEvent(em: EntityManager, event: NewEvent, audit: NewAuditEntry, webhooks: { type: string; channel: string } | null): Promise<{ rowId: number; webhookIds: string[] }> {
-  const { type, channel, occurredAt, actor, audienceUserId, data } = event;
-  const db = kysely(em);
-  const noWebhooks = sql<string[]>`'{}'::uuid[]`;
-  return db
-    .with('recorded', (q) => q.insertInto('events').values({ type, channel, occurredAt, actor, audienceUserId, data }).returning('rowId'))
-    .with('audited', (q) => q.insertInto('audit_entries').values(auditRow(audit)))
+/** How the change behind an event came about, for its audit entry (its time, type, actor and data are the event's). */
+export type EventOrigin = Pick<NewAuditEntry, 'actorType' | 'apiKeyId' | 'ipAddress' | 'requestId' | 'targetType' | 'targetId'>;
+
+type RecordValues = NewEvent & EventOrigin & { category: string; webhookTypes: string[] };
+
+// Every change records its event through this statement: compiled once (db/prepared.ts), not built per request.
+const recordStatement = prepared('event_record', (db, $: Placeholder<RecordValues>) =>
+  db
+    .with('recorded', (q) =>
+      q
+        .insertInto('events')
+        .values({ type: $('type'), channel: $('channel'), occurredAt: $('occurredAt'), actor: $('actor'), audienceUserId: $('audienceUserId'), data: $('data') })
+        .returning('rowId'),
+    )
+    .with('audited', (q) =>
+      q.insertInto('audit_entries').values({
+        occurredAt: $('occurredAt'),
+        type: $('type'),
+        category: $('category'),
+        actor: $('actor'),
+        actorType: $('actorType'),
+        apiKeyId: $('apiKeyId'),
+        ipAddress: $('ipAddress'),
+        requestId: $('requestId'),
+        targetType: $('targetType'),
+        targetId: $('targetId'),
+        data: $('data'),
+      }),
+    )
     .selectFrom('recorded')
-    .select(['recorded.rowId', (webhooks ? webhookIdsFor(db, webhooks.type, webhooks.channel) : db.selectNoFrom(noWebhooks.as('ids'))).as('webhookIds')])
-    .$narrowType<{ webhookIds: string[] }>()
-    .executeTakeFirstOrThrow();
+    .select(['recorded.rowId', webhookIdsFor(db, $('webhookTypes')).as('webhookIds')])
+    .$narrowType<{ webhookIds: string[] }>(),
+);
+
+/**
+ * Writes an event row and its audit entry, and reads the ids of the webhooks it goes to (`deliverable`: a public
+ * event, matched by its type or `<channel>.*`), all in one statement, the two inserts as data-modifying CTEs:
+ * recording an event costs its change's transaction one round trip. The event gets its public id when it is
+ * published, after that transaction commits; its `row_id`, returned, is how what was queued with it (a webhook
+ * delivery) finds it until then.
+ */
+export async function insertEvent(em: EntityManager, event: NewEvent, origin: EventOrigin, deliverable: boolean): Promise<{ rowId: number; webhookIds: string[] }> {
+  const webhookTypes = deliverable ? [event.type, `${event.channel}.*`] : [];
+  const [row] = await recordStatement(em, { ...event, ...origin, category: categoryOf(event.type), webhookTypes });
+  if (!row) throw new Error('the event insert returned no row');
+  return row;
 }
 
 /** The event written as `rowId`, published or not; undefined once purged. */

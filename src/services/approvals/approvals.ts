@@ -63,7 +63,6 @@ export async function createApproval(
       requestedById: actor.userId,
       requestedBy: actor.username,
       riskLevel: input.risk_level,
-      status: 'pending',
       createdAt: now,
       expiresAt: ttl === null ? null : new Date(now.getTime() + ttl * 1000),
       taskId: input.task_id ?? null,

@@ -1,18 +1,19 @@
 // The approvals table: every query of the approvals area, through the typed Kysely view of the entities.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ExpressionBuilder, Insertable } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder } from 'kysely';
 import type { ApprovalStatus, RiskLevel } from '../../contracts/values.ts';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
+import { prepared, type Placeholder } from '../../db/prepared.ts';
 
 /** An approval as stored: timestamps are Dates, metadata an object. */
 export type StoredApproval = Stored<'approvals'>;
-export type NewApproval = Insertable<DB['approvals']>;
 
 type Approvals = ExpressionBuilder<DB, 'approvals'>;
 
 /** Still decidable at `now`: pending, and its deadline (if any) not reached. */
-const decidable = (eb: Approvals, now: Date) =>
-  eb.and([eb('status', '=', 'pending'), eb.or([eb('expiresAt', 'is', null), eb('expiresAt', '>', now)])]);
+const decidable = (eb: Approvals, now: Date | Expression<Date>) =>
+  // Literals, not parameters: the decision's statement is compiled once (db/prepared.ts) with only its values as those.
+  eb.and([eb('status', '=', sql.lit('pending')), eb.or([eb('expiresAt', 'is', null), eb('expiresAt', '>', now)])]);
 
 /** Pending in the table but past its deadline: expired, whether or not that has been written yet. */
 const overdue = (eb: Approvals, now: Date) => eb.and([eb('status', '=', 'pending'), eb('expiresAt', '<=', now)]);
@@ -30,8 +31,54 @@ function effectiveStatusIs(eb: Approvals, status: ApprovalStatus, now: Date) {
   }
 }
 
+/** Every column, as the writes of the hot path return an approval (prepared statements name what they return). */
+const COLUMNS = [
+  'id',
+  'actionType',
+  'title',
+  'description',
+  'requestedById',
+  'requestedBy',
+  'riskLevel',
+  'status',
+  'createdAt',
+  'expiresAt',
+  'decidedAt',
+  'decidedById',
+  'decidedBy',
+  'decisionReason',
+  'taskId',
+  'metadata',
+] as const satisfies readonly (keyof StoredApproval)[];
+
+/** A new approval: pending, nobody's decision yet. */
+export type NewApproval = Omit<StoredApproval, 'status' | 'decidedAt' | 'decidedById' | 'decidedBy' | 'decisionReason'>;
+
+// Creating and deciding run on every approval's way: compiled once (db/prepared.ts), not built per request.
+const insertStatement = prepared('approval_insert', (db, $: Placeholder<NewApproval>) =>
+  db
+    .insertInto('approvals')
+    .values({
+      id: $('id'),
+      actionType: $('actionType'),
+      title: $('title'),
+      description: $('description'),
+      requestedById: $('requestedById'),
+      requestedBy: $('requestedBy'),
+      riskLevel: $('riskLevel'),
+      status: sql.lit('pending'),
+      createdAt: $('createdAt'),
+      expiresAt: $('expiresAt'),
+      taskId: $('taskId'),
+      metadata: $('metadata'),
+    })
+    .returning(COLUMNS),
+);
+
 export async function insertApproval(em: EntityManager, approval: NewApproval): Promise<StoredApproval> {
-  return kysely(em).insertInto('approvals').values(approval).returningAll().executeTakeFirstOrThrow();
+  const [row] = await insertStatement(em, approval);
+  if (!row) throw new Error('the approval insert returned no row');
+  return row;
 }
 
 export async function findApproval(em: EntityManager, id: string): Promise<StoredApproval | undefined> {
@@ -64,24 +111,26 @@ export function listQuery(em: EntityManager, query: ApprovalsQuery) {
   return select.orderBy('createdAt', 'desc').orderBy('id', 'desc').limit(query.limit);
 }
 
-export type Decision = Required<Pick<NewApproval, 'decidedAt' | 'decidedById' | 'decidedBy' | 'decisionReason'>> & { status: 'approved' | 'rejected' };
+export type Decision = { status: 'approved' | 'rejected'; decidedAt: Date; decidedById: string; decidedBy: string; decisionReason: string | null };
 
 /**
  * The compare-and-set of a decision: changes the approval only while it is still decidable at `now`.
  * Returns the decided row, or undefined when another decision or the deadline got there first.
  */
 export async function decideIfPending(em: EntityManager, id: string, decision: Decision, now: Date): Promise<StoredApproval | undefined> {
-  const { status, decidedAt, decidedById, decidedBy, decisionReason } = decision;
-  return kysely(em)
-    .updateTable('approvals')
-    .set({ status, decidedAt, decidedById, decidedBy, decisionReason })
-    .where('id', '=', id)
-    .where((eb) => decidable(eb, now))
-    // Nobody decides their own request.
-    .where('requestedById', '<>', decidedById)
-    .returningAll()
-    .executeTakeFirst();
+  return (await decideStatement(em, { ...decision, id, now }))[0];
 }
+
+const decideStatement = prepared('approval_decide', (db, $: Placeholder<Decision & { id: string; now: Date }>) =>
+  db
+    .updateTable('approvals')
+    .set({ status: $('status'), decidedAt: $('decidedAt'), decidedById: $('decidedById'), decidedBy: $('decidedBy'), decisionReason: $('decisionReason') })
+    .where('id', '=', $('id'))
+    .where((eb) => decidable(eb, $('now')))
+    // Nobody decides their own request.
+    .where('requestedById', '<>', $('decidedById'))
+    .returning(COLUMNS),
+);
 
 /** Writes the given approvals expired if they are overdue at `now`; decided ones are left alone. */
 export async function expireIfOverdue(em: EntityManager, ids: readonly string[], now: Date): Promise<StoredApproval[]> {

@@ -1,6 +1,6 @@
 // The webhooks and webhook_deliveries tables: the only module that reads or writes them.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql, type Insertable, type Kysely, type Updateable } from 'kysely';
+import { sql, type Expression, type Insertable, type Kysely, type Updateable } from 'kysely';
 import { kysely, type DB, type Stored } from '../../db/kysely.ts';
 import type { DeliveryStatus, DisabledReason } from '../../contracts/webhooks.ts';
 
@@ -60,15 +60,17 @@ export async function deleteWebhook(em: EntityManager, id: string): Promise<Stor
 }
 
 /**
- * The ids of the enabled webhooks subscribed to an event of `type` on `channel` (by its type or `<channel>.*`), as
- * a subquery giving one array: the statement that records the event reads them (events/store.ts).
+ * The ids of the enabled webhooks subscribed to any of `eventTypes` (an event's type and `<channel>.*`; none for
+ * an event that never leaves), as a subquery giving one array: the statement that records the event reads them
+ * (events/store.ts).
  */
-export function webhookIdsFor(db: Kysely<DB>, type: string, channel: string) {
+export function webhookIdsFor(db: Kysely<DB>, eventTypes: Expression<string[]>) {
   return db
     .selectFrom('webhooks')
     .select(sql<string[]>`coalesce(array_agg(webhooks.id), '{}')`.as('ids'))
-    .where('enabled', '=', true)
-    .where('eventTypes', '&&', sql<StoredWebhook['eventTypes']>`${[type, `${channel}.*`]}::text[]`);
+    // A literal: the recording statement is compiled once, with only the event's values as parameters.
+    .where('enabled', '=', sql.lit(true))
+    .where('eventTypes', '&&', sql<StoredWebhook['eventTypes']>`${eventTypes}::text[]`);
 }
 
 export async function insertDeliveries(em: EntityManager, deliveries: Insertable<DB['webhook_deliveries']>[]): Promise<void> {
