@@ -77,6 +77,15 @@ describe('a prepared statement', () => {
     const everything = prepared('test_select_all', (db, $: Placeholder<{ id: string }>) => db.selectFrom('users').selectAll().where('id', '=', $('id')));
     await expect(everything(fresh(), { id: user.id })).rejects.toThrow(/named columns/);
   });
+  it('a write returns its RETURNING list under property names too, and refuses `returning *`', async () => {
+    const user = await createUser(svc);
+    const rename = prepared('test_update_returning', (db, $: Placeholder<{ id: string; flag: boolean }>) =>
+      db.updateTable('users').set({ mustChangePassword: $('flag') }).where('id', '=', $('id')).returning(['id', 'mustChangePassword']),
+    );
+    expect(await rename(fresh(), { id: user.id, flag: true })).toEqual([{ id: user.id, mustChangePassword: true }]);
+    const everything = prepared('test_update_returning_all', (db, $: Placeholder<{ id: string }>) => db.updateTable('users').set({ mustChangePassword: sql.lit(false) }).where('id', '=', $('id')).returningAll());
+    await expect(everything(fresh(), { id: user.id })).rejects.toThrow(/named columns/);
+  });
 });
 
 describe('after a migration changed what a prepared statement returns', () => {

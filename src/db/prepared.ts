@@ -1,6 +1,6 @@
 // The hot reads PostgreSQL plans once per connection: pg's named statements, written with the typed Kysely view.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AliasNode, CamelCasePlugin, ColumnNode, IdentifierNode, InsertQueryNode, ReferenceNode, ReturningNode, SelectionNode, SelectQueryNode, sql, UpdateQueryNode, type Compilable, type CompiledQuery } from 'kysely';
+import { AliasNode, CamelCasePlugin, ColumnNode, IdentifierNode, InsertQueryNode, ReferenceNode, SelectionNode, SelectQueryNode, sql, UpdateQueryNode, type Compilable, type CompiledQuery } from 'kysely';
 import type { Kysely, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RawBuilder, RootOperationNode, UnknownRow } from 'kysely';
 import type { QueryResultRow } from 'pg';
 import { isStalePlan } from '../errors.ts';
@@ -21,7 +21,7 @@ class PropertyAliases extends CamelCasePlugin {
     if (SelectQueryNode.is(node)) return { ...node, selections: node.selections?.map((selection) => this.#aliased(selection)) };
     // A write's rows are its RETURNING list.
     if ((InsertQueryNode.is(node) || UpdateQueryNode.is(node)) && node.returning) {
-      return { ...node, returning: ReturningNode.cloneWithSelections(node.returning, node.returning.selections.map((selection) => this.#aliased(selection))) };
+      return { ...node, returning: { ...node.returning, selections: node.returning.selections.map((selection) => this.#aliased(selection)) } };
     }
     return node;
   }
