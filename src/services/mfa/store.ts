@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { expressionBuilder, type Expression } from 'kysely';
 import { jsonBuildObject } from 'kysely/helpers/postgres';
 import { kysely, type DB } from '../../db/kysely.ts';
+import { prepared, type Placeholder } from '../../db/prepared.ts';
 
 /** A user's TOTP key as stored (sealed), and the last step a code of it was accepted for. */
 export type StoredTotp = { secret: string; lastUsedStep: number | null };
@@ -37,14 +38,18 @@ export async function putTotp(em: EntityManager, userId: string, secret: string,
  * compare-and-set that lets each code through once, also when two requests present it at the same moment.
  */
 export async function useStep(em: EntityManager, userId: string, step: number): Promise<boolean> {
-  const result = await kysely(em)
-    .updateTable('user_totp')
-    .set({ lastUsedStep: step })
-    .where('userId', '=', userId)
-    .where((eb) => eb.or([eb('lastUsedStep', 'is', null), eb('lastUsedStep', '<', step)]))
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return (await useStepStatement(em, { userId, step })).length > 0;
 }
+
+// On every sign-in with a code, inside its transaction: compiled once (db/prepared.ts), not built per sign-in.
+const useStepStatement = prepared('totp_use_step', (db, $: Placeholder<{ userId: string; step: number }>) =>
+  db
+    .updateTable('user_totp')
+    .set({ lastUsedStep: $('step') })
+    .where('userId', '=', $('userId'))
+    .where((eb) => eb.or([eb('lastUsedStep', 'is', null), eb('lastUsedStep', '<', $('step'))]))
+    .returning('userId'),
+);
 
 /** Uses up a recovery code: false when the user has no such code (never had it, or it was used). */
 export async function useRecoveryCode(em: EntityManager, userId: string, codeHash: string): Promise<boolean> {
