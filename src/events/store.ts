@@ -56,7 +56,9 @@ const recordStatement = prepared('event_record', (db, $: Placeholder<RecordValue
  */
 export async function insertEvent(em: EntityManager, event: NewEvent, origin: EventOrigin, deliverable: boolean): Promise<{ rowId: number; webhookIds: string[] }> {
   const webhookTypes = deliverable ? [event.type, `${event.channel}.*`] : [];
-  const [row] = await recordStatement(em, { ...event, ...origin, category: categoryOf(event.type), webhookTypes });
+  const { actorType, apiKeyId, ipAddress, requestId, targetType, targetId } = origin;
+  const values = { ...event, actorType, apiKeyId, ipAddress, requestId, targetType, targetId, category: categoryOf(event.type), webhookTypes };
+  const [row] = await recordStatement(em, values);
   if (!row) throw new Error('the event insert returned no row');
   return row;
 }
