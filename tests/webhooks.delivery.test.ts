@@ -490,51 +490,56 @@ describe('the events purge', () => {
   });
 });
 
+/**
+ * A test delivery queued on an instance that works no jobs, so the test runs its attempts by hand (as the
+ * queue's workers on two instances would): the instance, its CEO, the webhook, the delivery's id and what
+ * runAttempt takes; the receiver and the instance are closed after `work`.
+ */
+async function withUnworkedDelivery(
+  work: (ctx: { idle: TestService; boss: TestUser; hookId: string; deliveryId: string; receiver: Receiver; env: Parameters<typeof runAttempt>[1] }) => Promise<void>,
+): Promise<void> {
+  const idle = await startTestService({ env: ENV, jobTypes: [] });
+  const receiver = await startReceiver();
+  try {
+    const boss = await createUser(idle, { role: 'ceo' });
+    const hook: { id: string } = (await call('POST', '/webhooks', { url: receiver.url, event_types: ['approvals.*'] }, idle, boss)).json().data;
+    const accepted: { delivery_id: string } = (await call('POST', `/webhooks/${hook.id}/test`, undefined, idle, boss)).json().data;
+    const { orm, clock, config, logger, metrics, jobs } = idle.deps;
+    await work({ idle, boss, hookId: hook.id, deliveryId: accepted.delivery_id, receiver, env: { orm, clock, config, logger, metrics, jobs } });
+  } finally {
+    await receiver.close();
+    await idle.close();
+  }
+}
+
 describe('each attempt by exactly one job', () => {
   it('of two jobs for the same attempt one makes it; the job whose worker died makes it again; a stale job ends without one', async () => {
-    // No worker here: the jobs are run by hand, as two instances would run them.
-    const idle = await startTestService({ env: ENV, jobTypes: [] });
-    const receiver = await startReceiver();
-    try {
-      const boss = await createUser(idle, { role: 'ceo' });
-      const hook: { id: string } = (await call('POST', '/webhooks', { url: receiver.url, event_types: ['approvals.*'] }, idle, boss)).json().data;
-      const accepted: { delivery_id: string } = (await call('POST', `/webhooks/${hook.id}/test`, undefined, idle, boss)).json().data;
-      const { orm, clock, config, logger, metrics, jobs } = idle.deps;
-      const env = { orm, clock, config, logger, metrics, jobs };
-      const payload = { delivery_id: accepted.delivery_id, attempts: 0 };
+    await withUnworkedDelivery(async ({ idle, boss, hookId, deliveryId, receiver, env }) => {
+      const payload = { delivery_id: deliveryId, attempts: 0 };
       const jobA = '00000000-0000-4000-8000-00000000000a';
       const jobB = '00000000-0000-4000-8000-00000000000b';
       await Promise.all([runAttempt(payload, env, { id: jobA }), runAttempt(payload, env, { id: jobB })]);
       expect(receiver.received).toHaveLength(1);
       // The winner's worker "died" before the queue saw it finish: the queue runs that job again, and it may attempt again.
-      const row = await kysely(orm.em.fork()).selectFrom('webhook_deliveries').select('attemptJobId').where('id', '=', accepted.delivery_id).executeTakeFirstOrThrow();
+      const row = await kysely(env.orm.em.fork()).selectFrom('webhook_deliveries').select('attemptJobId').where('id', '=', deliveryId).executeTakeFirstOrThrow();
       expect([jobA, jobB]).toContain(row.attemptJobId);
       await runAttempt(payload, env, { id: row.attemptJobId ?? '' });
       expect(receiver.received).toHaveLength(2);
       // A job queued for an attempt already made by another (a retry met by a redelivery) ends without one.
       await runAttempt(payload, env, { id: '00000000-0000-4000-8000-00000000000c' });
       expect(receiver.received).toHaveLength(2);
-      const listed: Delivery[] = (await call('GET', `/webhooks/${hook.id}/deliveries`, undefined, idle, boss)).json().data;
+      const listed: Delivery[] = (await call('GET', `/webhooks/${hookId}/deliveries`, undefined, idle, boss)).json().data;
       const [delivery] = listed;
       expect(delivery).toMatchObject({ attempts: 2, status: 'succeeded' });
-      expect(new Set(receiver.received.map((r) => r.headers['webhook-id']))).toEqual(new Set([accepted.delivery_id]));
-    } finally {
-      await receiver.close();
-      await idle.close();
-    }
+      expect(new Set(receiver.received.map((r) => r.headers['webhook-id']))).toEqual(new Set([deliveryId]));
+    });
   });
 });
 
 describe('an attempt made is not made again because its outcome could not be written at once', () => {
   it('a database failure while settling a successful attempt is retried in the run: one request at the receiver, the delivery succeeded', async () => {
-    const idle = await startTestService({ env: ENV, jobTypes: [] });
-    const receiver = await startReceiver();
-    try {
-      const boss = await createUser(idle, { role: 'ceo' });
-      const hook: { id: string } = (await call('POST', '/webhooks', { url: receiver.url, event_types: ['approvals.*'] }, idle, boss)).json().data;
-      const accepted: { delivery_id: string } = (await call('POST', `/webhooks/${hook.id}/test`, undefined, idle, boss)).json().data;
-      const { orm, clock, config, logger, metrics, jobs } = idle.deps;
-      const db = kysely(orm.em.fork());
+    await withUnworkedDelivery(async ({ idle, boss, hookId, deliveryId, receiver, env }) => {
+      const db = kysely(env.orm.em.fork());
       // The first write of the success fails, as a dropped connection would make it fail; later ones pass (a
       // sequence counts the writes: unlike a table, it keeps counting through the failed statement's rollback).
       await sql`create sequence settle_writes`.execute(db);
@@ -546,15 +551,12 @@ describe('an attempt made is not made again because its outcome could not be wri
           return new;
         end $$`.execute(db);
       await sql`create trigger fail_settle_once before update on webhook_deliveries for each row execute function fail_settle_once()`.execute(db);
-      await runAttempt({ delivery_id: accepted.delivery_id, attempts: 0 }, { orm, clock, config, logger, metrics, jobs }, { id: '00000000-0000-4000-8000-00000000000d' });
+      await runAttempt({ delivery_id: deliveryId, attempts: 0 }, env, { id: '00000000-0000-4000-8000-00000000000d' });
       expect(receiver.received).toHaveLength(1);
-      const listed: Delivery[] = (await call('GET', `/webhooks/${hook.id}/deliveries`, undefined, idle, boss)).json().data;
-      expect(listed[0]).toMatchObject({ id: accepted.delivery_id, attempts: 1, status: 'succeeded', response_status: 200 });
+      const listed: Delivery[] = (await call('GET', `/webhooks/${hookId}/deliveries`, undefined, idle, boss)).json().data;
+      expect(listed[0]).toMatchObject({ id: deliveryId, attempts: 1, status: 'succeeded', response_status: 200 });
       expect((await sql<{ writes: number }>`select last_value as writes from settle_writes`.execute(db)).rows[0]?.writes).toBe(2);
-    } finally {
-      await receiver.close();
-      await idle.close();
-    }
+    });
   });
 });
 
