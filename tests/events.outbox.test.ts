@@ -22,11 +22,16 @@ async function rowsAfter(id: number) {
   await svc.deps.events.publish();
   return eventsAfter(fresh(), id, 10_000);
 }
+/** The last published id once everything committed before (an earlier test's event included) has been published. */
+async function publishedSoFar() {
+  await svc.deps.events.publish();
+  return latestEventId(fresh());
+}
 const labelOf = (row: { data: Record<string, unknown> }) => row.data.id;
 
 describe('recordEvent', () => {
   it('writes the event with the transaction of the change: committed → exactly one event, with its channel and payload', async () => {
-    const before = await latestEventId(fresh());
+    const before = await publishedSoFar();
     const data = approvalData();
     await fresh().transactional((tx) => recordEvent(tx, { type: 'approval.created', actor: 'alice', data, at: new Date('2026-11-23T10:00:00.123Z') }));
     const rows = await rowsAfter(before);
@@ -48,7 +53,7 @@ describe('recordEvent', () => {
   });
 
   it('a rolled-back transaction leaves no event (and its id is never seen)', async () => {
-    const before = await latestEventId(fresh());
+    const before = await publishedSoFar();
     await expect(
       fresh().transactional(async (tx) => {
         await record(tx, 'rolled-back');
@@ -60,13 +65,13 @@ describe('recordEvent', () => {
   });
 
   it('the recording instance publishes the event right after the commit, without being asked', async () => {
-    const before = await latestEventId(fresh());
+    const before = await publishedSoFar();
     await fresh().transactional((tx) => record(tx, 'published-by-itself'));
     await until(async () => (await eventsAfter(fresh(), before, 10)).length === 1, 2000, 'the event to be published');
   });
 
   it('an event recorded in a nested transaction (savepoint) is published when the outer transaction commits', async () => {
-    const before = await latestEventId(fresh());
+    const before = await publishedSoFar();
     await fresh().transactional(async (outer) => {
       await outer.transactional((inner) => record(inner, 'nested'));
       await sleep(100);
@@ -78,7 +83,7 @@ describe('recordEvent', () => {
   it('an event committed by another program (no publication of its own) is published by the instances\' poll', async () => {
     const polling = await startTestService({ databaseUrl: svc.databaseUrl, eventTimings: { publishPollMs: 100 } });
     try {
-      const before = await latestEventId(fresh());
+      const before = await publishedSoFar();
       await fresh().transactional((tx) =>
         kysely(tx).insertInto('events').values({ type: 'user.deleted', channel: 'users', occurredAt: new Date(), actor: null, audienceUserId: null, data: marker('from-elsewhere') }).execute(),
       );
@@ -93,7 +98,7 @@ describe('recordEvent', () => {
   });
 
   it('checks the payload against the event type\'s schema; a bad payload fails the whole transaction', async () => {
-    const before = await latestEventId(fresh());
+    const before = await publishedSoFar();
     const { status: _status, ...withoutStatus } = approvalData();
     await expect(
       fresh().transactional((tx) =>
@@ -105,14 +110,14 @@ describe('recordEvent', () => {
   });
 
   it('keeps exactly the fields the endpoint returns (unknown ones are dropped)', async () => {
-    const before = await latestEventId(fresh());
+    const before = await publishedSoFar();
     const data = { ...marker('extra'), password_hash: 'secret' };
     await fresh().transactional((tx) => recordEvent(tx, { type: 'user.deleted', actor: null, data }));
     expect((await rowsAfter(before))[0]?.data).toEqual(marker('extra'));
   });
 
   it('session.revoked names its audience, the one user who receives it', async () => {
-    const before = await latestEventId(fresh());
+    const before = await publishedSoFar();
     const userId = '00000000-0000-4000-8000-000000000001';
     await fresh().transactional((tx) =>
       recordEvent(tx, { type: 'session.revoked', actor: null, audience: userId, data: { session_id: 's1', reason: 'logout' } }),
@@ -129,7 +134,7 @@ describe('recordEvent', () => {
 
 describe('ids follow the order in which events become visible, never skipping a late commit', () => {
   it('a transaction that records first but commits last gets the larger id', async () => {
-    const before = await latestEventId(fresh());
+    const before = await publishedSoFar();
     let releaseFirst!: () => void;
     const firstMayCommit = new Promise<void>((resolve) => (releaseFirst = resolve));
     let firstRecorded!: () => void;
@@ -151,7 +156,7 @@ describe('ids follow the order in which events become visible, never skipping a 
   });
 
   it('a reader polling "events after the last id I saw" while transactions commit out of order sees every committed event once, in order, and no rolled-back one', async () => {
-    const start = await latestEventId(fresh());
+    const start = await publishedSoFar();
     const writers = 16;
     const perWriter = 3;
     let writing = true;
@@ -198,7 +203,7 @@ describe('ids follow the order in which events become visible, never skipping a 
   });
 
   it('publications racing on several instances never renumber, reorder or skip an event', async () => {
-    const start = await latestEventId(fresh());
+    const start = await publishedSoFar();
     let writing = true;
     const committed: string[] = [];
     const writers = Promise.all(
