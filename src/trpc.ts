@@ -234,4 +234,4 @@ export const auditorProcedure = roleProcedure('auditor', ['ceo', 'board_member']
  * resolves when the client can take more and rejects once it is gone. Until its first write (or its end) it
  * may still fail with an ordinary error response.
  */
-export type StreamBody = (write: (chunk: string) => Promise<void>) => Promise<void>;
+export type StreamBody = (write: (chunk: string | Uint8Array) => Promise<void>) => Promise<void>;

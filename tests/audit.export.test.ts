@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEntry } from '../src/contracts/audit.ts';
+import { kysely } from '../src/db/kysely.ts';
 import { nativePool } from '../src/db/pool.ts';
 import { at, iso, seedAuditEntries } from './helpers/audit.ts';
 import { until } from './helpers/events.ts';
@@ -55,12 +56,12 @@ function stalledExport(user: TestUser, query: string): Promise<{ status: number;
   });
 }
 
-/** Backends of the test database running an export's query or holding its transaction open (only the export selects `occurred_at_ms`). */
+/** Backends of the test database running an export's query or holding its transaction open (only the export reads `audit_export.` settings). */
 async function exportBackends(): Promise<number> {
   const pool = await nativePool(svc.deps.orm);
   const { rows } = await pool.query<{ n: string }>(
     `select count(*) as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()
-       and query like '%occurred_at_ms%' and state <> 'idle'`,
+       and query like '%audit_export.%' and state <> 'idle'`,
   );
   return Number(rows[0]?.n ?? 0);
 }
@@ -101,6 +102,54 @@ describe('the export', () => {
     const res = await svc.app.inject({ method: 'HEAD', url: `/api/v1/audit/export?actor=${actor}`, headers: ceo.headers });
     expect([res.statusCode, res.body]).toEqual([200, '']);
     expect(res.headers['content-type']).toMatch(/^application\/x-ndjson/);
+  });
+});
+
+describe('lines are the entries, whatever they hold', () => {
+  it('quotes, backslashes, control and non-ASCII characters, nulls, and times at the edges of a day export as GET /audit shows them', async () => {
+    // The filter value itself is such a string: it reaches the statement as a setting, never as SQL text.
+    const actor = `o'brien "q" \\ ${randomBytes(3).toString('hex')}`;
+    const odd = ['a "quoted" word', 'back\\slash', 'tab\tnew\nline\r', 'bell\u0007 del\u007f', 'é ü ß 漢字 🚀', 'line\u2028separator', ''];
+    const times = ['1969-12-31T23:59:59.999Z', '2026-02-28T23:59:59.999Z', '2026-03-01T00:00:00.000Z', '2026-03-01T00:00:00.001Z', '2038-01-19T03:14:08.000Z'];
+    const rows = odd.flatMap((text, i) =>
+      times.map((time, j) => ({
+        occurredAt: new Date(time),
+        type: 'user.updated',
+        category: 'user',
+        actor,
+        actorType: 'user' as const,
+        apiKeyId: j % 2 === 0 ? null : '7f1c6a52-3a8e-4f0f-9d4b-3f6f0a1e2b3c',
+        ipAddress: j % 3 === 0 ? null : '2001:db8::1',
+        requestId: text === '' ? null : `req ${text}`,
+        targetType: j === 0 ? null : 'user',
+        targetId: `${text}-${String(i)}-${String(j)}`,
+        data: { text, nested: { list: [1, 2.5, null, true, text], empty: {} }, [`key ${text}`]: text },
+      })),
+    );
+    await kysely(svc.deps.orm.em.fork()).insertInto('audit_entries').values(rows).execute();
+    const res = await exportOf(`?actor=${encodeURIComponent(actor)}`);
+    expect(res.statusCode).toBe(200);
+    const exported = lines(res.body);
+    expect(exported).toHaveLength(rows.length);
+    expect(exported).toEqual(await listed(`actor=${encodeURIComponent(actor)}`));
+  });
+
+  it('entries that share one time stay in id order across batches, whatever the ids\' lengths', async () => {
+    const actor = newActor();
+    // More than one batch (2,000 entries) at one instant, with ids on both sides of a power of ten.
+    const time = at(5000);
+    const rows = Array.from({ length: 4500 }, (_, i) => ({
+      id: 99_999_997_750 + i,
+      occurredAt: time,
+      type: 'approval.created',
+      category: 'approval',
+      actor,
+      actorType: 'user' as const,
+      data: { i },
+    }));
+    for (let from = 0; from < rows.length; from += 1000) await kysely(svc.deps.orm.em.fork()).insertInto('audit_entries').values(rows.slice(from, from + 1000)).execute();
+    const exported = lines((await exportOf(`?actor=${actor}`)).body);
+    expect(exported.map((entry) => Number(entry.id))).toEqual(rows.map((row) => row.id));
   });
 });
 

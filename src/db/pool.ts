@@ -1,4 +1,4 @@
-// The `pg` pool behind the ORM, for the few things that need a raw connection (advisory locks, limiter store, prepared statements).
+// The `pg` pool behind the ORM, for the few things that need a raw connection (advisory locks, limiter store, prepared statements, COPY).
 import { PostgreSqlConnection, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 

@@ -55,7 +55,7 @@ export async function sendStream(req: FastifyRequest, reply: FastifyReply, body:
 }
 
 /** Writes `chunk`, resolving when the stream can take more; rejects when the client is gone or stalls past the limit. */
-function writeTo(out: PassThrough, chunk: string): Promise<void> {
+function writeTo(out: PassThrough, chunk: string | Uint8Array): Promise<void> {
   if (out.destroyed) return Promise.reject(new ClientGone());
   if (out.write(chunk)) return Promise.resolve();
   return new Promise((resolve, reject) => {

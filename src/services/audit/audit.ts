@@ -6,22 +6,21 @@ import type { AuditEntry, AuditFilters, ListAuditInput } from '../../contracts/a
 import { DEFAULT_PAGE_SIZE, type Pagination } from '../../contracts/pagination.ts';
 import { ApiError } from '../../errors.ts';
 import { decodeCursor, toPage } from '../pagination.ts';
+import { CopyLines } from './exportLines.ts';
 import * as store from './store.ts';
 
 /** Cursor namespace of GET /audit (a cursor of another list is refused). */
 export const AUDIT_LIST = 'audit';
 
-/** Entries an export reads per statement: enough to keep round trips few, little enough to hold two at once. */
-const EXPORT_BATCH = 1000;
 /**
- * Lines written at once. Each write is one string and one buffer of about 60 KB: below V8's large-object size,
- * so they die young with the batch instead of piling up in the old generation until a full collection.
+ * Entries an export reads per statement: enough to keep statements few, little enough that the two batches
+ * held at once (one being written, the next read meanwhile) stay a few MiB.
  */
-const LINES_PER_WRITE = 100;
+const EXPORT_BATCH = 2000;
 
 const Position = z.tuple([z.iso.datetime({ precision: 3 }), z.int().positive()]);
 
-/** The one mapping from a stored entry to the wire (the export writes the same JSON directly: toAuditLine). */
+/** The one mapping from a stored entry to the wire (the export writes the same JSON from the database's bytes: exportLines.ts). */
 export function toAuditEntry(row: store.StoredAuditEntry): AuditEntry {
   return {
     id: String(row.id),
@@ -36,20 +35,6 @@ export function toAuditEntry(row: store.StoredAuditEntry): AuditEntry {
     target_id: row.targetId,
     data: row.data,
   };
-}
-
-const json = (value: string | null) => (value === null ? 'null' : JSON.stringify(value));
-
-/**
- * An entry as its export line: the JSON of toAuditEntry (same fields, same order), written out directly with
- * `data` as PostgreSQL's text of it, so an export neither parses nor re-serialises what it only passes on.
- */
-export function toAuditLine(row: store.ExportRow): string {
-  return (
-    `{"id":"${String(row.id)}","occurred_at":"${new Date(row.occurredAtMs).toISOString()}","type":${json(row.type)},"actor":${json(row.actor)},` +
-    `"actor_type":${json(row.actorType)},"api_key_id":${json(row.apiKeyId)},"ip_address":${json(row.ipAddress)},"request_id":${json(row.requestId)},` +
-    `"target_type":${json(row.targetType)},"target_id":${json(row.targetId)},"data":${row.data}}`
-  );
 }
 
 function queryOf(filters: AuditFilters): store.AuditQuery {
@@ -78,45 +63,40 @@ export async function listAudit({ em, secret }: { em: EntityManager; secret: Buf
 
 /**
  * Writes every matching entry, oldest first, one JSON line each, through `write`, which resolves when the
- * client can take more. The entries are read in keyset batches, the next one read while the last is written,
- * so memory stays at two batches whatever the count. The batches share one repeatable-read transaction (one
- * snapshot: an entry committed meanwhile is not half in the export), which also holds the caller's export
- * slot: a second export of the same user meanwhile, on any instance, is 429/5002 (CONTRACT §5), whether or
- * not RATE_LIMITS_ENABLED. Each batch is an ordinary statement, inside STATEMENT_TIMEOUT_MS however long the
- * export lasts. When `write` fails (the client went away) no further batch is read, the transaction ends and
- * its connection returns to the pool. Nothing is written before the slot is taken, so a refusal is an
- * ordinary error response.
+ * client can take more. The entries are read in keyset batches (store.ts: inExportTransaction, one snapshot
+ * for all of them), the next one read while the last is written, so memory stays at two batches whatever the
+ * count; a batch's lines are written from the database's bytes (exportLines.ts). The transaction also holds
+ * the caller's export slot: a second export of the same user meanwhile, on any instance, is 429/5002
+ * (CONTRACT §5), whether or not RATE_LIMITS_ENABLED. When `write` fails (the client went away) no further
+ * batch is read and the connection is freed. Nothing is written before the slot is taken, so a refusal is
+ * an ordinary error response.
  */
 export async function exportAudit(
   { em, actor }: { em: EntityManager; actor: Actor },
   filters: AuditFilters,
-  write: (chunk: string) => Promise<void>,
+  write: (chunk: Uint8Array) => Promise<void>,
 ): Promise<void> {
-  const query = queryOf(filters);
-  await em.transactional(
-    async (tx) => {
-      if (!(await store.tryTakeExportSlot(tx, actor.userId))) throw ApiError.rateLimited(5002, 1, 'an audit export of yours is still running');
-      let batch = await store.exportBatch(tx, query, null, EXPORT_BATCH);
-      for (;;) {
-        const last = batch.length === EXPORT_BATCH ? batch.at(-1) : undefined;
-        const next = last ? store.exportBatch(tx, query, { occurredAt: new Date(last.occurredAtMs), id: last.id }, EXPORT_BATCH) : null;
-        try {
-          for (let from = 0; from < batch.length; from += LINES_PER_WRITE) {
-            const lines = batch.slice(from, from + LINES_PER_WRITE).map(toAuditLine);
-            lines.push('');
-            await write(lines.join('\n'));
-          }
-        } catch (error) {
-          // The read already under way ends with the transaction; its outcome no longer matters.
-          next?.catch(() => {});
-          throw error;
-        }
-        if (next === null) return;
-        batch = await next;
+  await store.inExportTransaction(em, queryOf(filters), EXPORT_BATCH, async (reader) => {
+    if (!(await reader.takeSlot(actor.userId))) throw ApiError.rateLimited(5002, 1, 'an audit export of yours is still running');
+    // A batch's lines are made as its rows arrive; the next batch is asked for before this one is written.
+    const read = (after: store.ExportPosition | null) => {
+      const lines = new CopyLines();
+      return reader.batch(after, (chunk) => lines.push(chunk)).then(() => lines.end());
+    };
+    let batch = await read(null);
+    for (;;) {
+      const next = batch.count === EXPORT_BATCH && batch.last ? read(batch.last) : null;
+      try {
+        for (const chunk of batch.lines) await write(chunk);
+      } catch (error) {
+        // The read already under way ends with the connection; its outcome no longer matters.
+        next?.catch(() => {});
+        throw error;
       }
-    },
-    { readOnly: true, isolationLevel: 'repeatable read' },
-  );
+      if (next === null) return;
+      batch = await next;
+    }
+  });
 }
 
 /** Deletes up to `limit` entries older than AUDIT_RETENTION_DAYS at `now` (the housekeeping job's task); returns how many. */
