@@ -39,7 +39,8 @@ afterAll(() => closeDashboard({ svc, browser }), SLOW);
 /**
  * An authenticator app for one enrolled secret, computed as the server checks it (@oslojs/otp, RFC 6238). The
  * service accepts a code of the previous, current or next step, each step once and only after a later one was
- * not used: every call gives a code of a step after the last one given, waiting for the clock when needed.
+ * not used: every call gives a code of the current or next step after the last one given, waiting for the clock
+ * when needed.
  */
 function authenticator(secret: string) {
   const key = decodeBase32IgnorePadding(secret.replace(/\s/g, ''));
@@ -48,10 +49,11 @@ function authenticator(secret: string) {
   const codeOf = (step: number) => generateHOTP(key, BigInt(step), 6);
   return {
     async next(): Promise<string> {
-      let step = Math.max(last + 1, stepNow() - 1);
+      // Never the previous step: the code must still be accepted when a step boundary passes before the server
+      // checks it (a slow page or a busy machine), so the current step at the earliest.
+      let step = Math.max(last + 1, stepNow());
       while (step > stepNow() + 1) await new Promise((r) => setTimeout(r, 500));
-      // The clock may have moved on while waiting: keep within the steps the server accepts.
-      step = Math.max(step, stepNow() - 1);
+      step = Math.max(step, stepNow());
       last = step;
       return codeOf(step);
     },
