@@ -80,6 +80,21 @@ describe('recordEvent', () => {
     await until(async () => (await eventsAfter(fresh(), before, 10)).map(labelOf).includes('nested'), 2000, 'the nested event to be published');
   });
 
+  it('another transaction committing between the savepoint and its outer commit neither publishes it early nor takes its publication', async () => {
+    const before = await publishedSoFar();
+    await fresh().transactional(async (outer) => {
+      await outer.transactional(async (inner) => {
+        // Two levels deep: the event waits for the outermost commit.
+        await inner.transactional((innermost) => record(innermost, 'nested-twice'));
+      });
+      // A transaction of its own, with no event, commits meanwhile.
+      await fresh().transactional((other) => kysely(other).selectNoFrom((eb) => eb.val(1).as('one')).execute());
+      await sleep(100);
+      expect(await eventsAfter(fresh(), before, 10)).toEqual([]);
+    });
+    await until(async () => (await eventsAfter(fresh(), before, 10)).map(labelOf).includes('nested-twice'), 2000, 'the nested event to be published');
+  });
+
   it('an event committed by another program (no publication of its own) is published by the instances\' poll', async () => {
     const polling = await startTestService({ databaseUrl: svc.databaseUrl, eventTimings: { publishPollMs: 100 } });
     try {

@@ -100,8 +100,12 @@ export class EventsRuntime implements LiveEvents {
   private unregisterQueue: string[] = [];
   private publishing: Promise<number> | null = null;
   private publishAgain = false;
-  /** A savepoint that recorded events was released: publish at the next commit of a whole transaction. */
-  private pendingOuterCommit = false;
+  /** The transaction a savepoint is being opened in, by the EntityManager opening it. */
+  private readonly openingIn = new WeakMap<object, object>();
+  /** Each savepoint's transaction (the ORM links none). */
+  private readonly parentOf = new WeakMap<object, object>();
+  /** Transactions whose savepoints committed events: their own commit publishes them. */
+  private readonly awaitingCommit = new WeakSet<object>();
   private unregisterTimer: NodeJS.Timeout | null = null;
   private stopped = false;
   /** Set when the WebSocket route is registered: what `capabilities.events` reports. */
@@ -123,20 +127,24 @@ export class EventsRuntime implements LiveEvents {
       },
       log,
     });
-    // Right after a transaction that recorded events commits, this instance publishes them.
+    // Right after a transaction that recorded events commits, this instance publishes them; events recorded
+    // in a savepoint wait for the transaction it was opened in, up to the outermost one.
     deps.orm.em.getEventManager().registerSubscriber({
-      afterTransactionCommit: (args) => {
-        // Typed `any` by the ORM: a Kysely transaction, or a savepoint (which carries its name).
-        const transaction: unknown = args.transaction;
-        if (this.stopped || typeof transaction !== 'object' || transaction === null) return;
-        const isSavepoint = 'savepointName' in transaction && transaction.savepointName !== undefined;
-        if (recordedEventsIn(transaction)) {
-          if (isSavepoint) this.pendingOuterCommit = true;
-          else void this.publish();
-        } else if (!isSavepoint && this.pendingOuterCommit) {
-          this.pendingOuterCommit = false;
-          void this.publish();
-        }
+      beforeTransactionStart: ({ em, transaction }) => {
+        // A savepoint is about to open in `transaction`; the same `em` announces the savepoint next.
+        if (isObject(transaction)) this.openingIn.set(em, transaction);
+      },
+      afterTransactionStart: ({ em, transaction }) => {
+        const parent = this.openingIn.get(em);
+        this.openingIn.delete(em);
+        if (parent && isObject(transaction)) this.parentOf.set(transaction, parent);
+      },
+      afterTransactionCommit: ({ transaction }) => {
+        if (this.stopped || !isObject(transaction)) return;
+        if (!recordedEventsIn(transaction) && !this.awaitingCommit.has(transaction)) return;
+        const parent = 'savepointName' in transaction && transaction.savepointName !== undefined ? this.parentOf.get(transaction) : undefined;
+        if (parent) this.awaitingCommit.add(parent);
+        else void this.publish();
       },
     });
   }
@@ -366,4 +374,9 @@ export class EventsRuntime implements LiveEvents {
     const ids = [...this.streams.keys()].map((s) => s.id);
     if (ids.length > 0) await touchStreams(this.deps.orm.em.fork(), ids, this.deps.clock.now());
   }
+}
+
+// The ORM types a transaction `any`: a Kysely transaction, or a savepoint (which carries its name).
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
 }
