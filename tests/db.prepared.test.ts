@@ -108,6 +108,23 @@ describe('after a migration changed what a prepared statement returns', () => {
 });
 
 describe('the statements that run prepared', () => {
+  it('every statement of an approval\'s create and decision, in their transactions and the publication after, goes out named', async () => {
+    const [requester, board] = await Promise.all([createUser(svc, { role: 'pair_programmer' }), createUser(svc, { role: 'board_member' })]);
+    const body = { action_type: 'deploy:production', title: 'Ship', description: 'Roll out', risk_level: 'high' };
+    // Once before counting: the session lookups' first use on a connection is the same named statement.
+    const warm = await svc.app.inject({ method: 'POST', url: '/api/v1/approvals', headers: requester.headers, payload: body });
+    expect(warm.statusCode).toBe(201);
+    const sent = recordStatements();
+    const created = await svc.app.inject({ method: 'POST', url: '/api/v1/approvals', headers: requester.headers, payload: body });
+    const id = created.json<{ data: { id: string } }>().data.id;
+    const decided = await svc.app.inject({ method: 'POST', url: `/api/v1/approvals/${id}/approve`, headers: board.headers, payload: { comment: null } });
+    expect([created.statusCode, decided.statusCode]).toEqual([201, 200]);
+    await svc.deps.events.publish();
+    const statements = sent().filter((s) => !/^(begin|commit|rollback)\b/i.test(s.text) && !s.text.includes('pgboss'));
+    expect(statements.filter((s) => /insert into "approvals"|update "approvals"|insert into "events"|events_publish/.test(s.text)).length).toBeGreaterThanOrEqual(5);
+    expect(statements.filter((s) => !s.named).map((s) => s.text)).toEqual([]);
+  });
+
   it('the session lookup of every authenticated request', async () => {
     const user = await createUser(svc);
     const sent = recordStatements();
@@ -138,7 +155,7 @@ describe('the statements that run prepared', () => {
     expect(pages.every((s) => s.named)).toBe(true);
   });
 
-  it('not a session lookup inside a transaction, which runs unnamed where it sees the transaction', async () => {
+  it('inside a transaction too: named on the transaction\'s connection, where it sees the transaction', async () => {
     const user = await createUser(svc);
     const sent = recordStatements();
     await fresh()
@@ -153,7 +170,7 @@ describe('the statements that run prepared', () => {
         if (!(error instanceof Error) || error.message !== 'roll back') throw error;
       });
     expect(sent().filter((s) => s.text.includes('"token_hash" = $1'))).toEqual([
-      expect.objectContaining({ named: false }),
+      expect.objectContaining({ named: true }),
       expect.objectContaining({ named: true }),
     ]);
   });

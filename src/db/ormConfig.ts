@@ -4,6 +4,7 @@ import { defineConfig, PostgreSqlPlatform, type Options } from '@mikro-orm/postg
 import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
 import { entities, routines } from './entities/index.ts';
+import { NamingClient } from './prepared.ts';
 
 /** rate-limiter-flexible's counters table: created by a migration, owned by the library, not by an entity. */
 export const RATE_LIMIT_TABLE_NAME = 'rate_limit_counters';
@@ -33,6 +34,8 @@ export function ormOptions(clientUrl: string, limits: PoolLimits = DEFAULT_POOL_
     pool: { min: 0, max: limits.poolMax, idleTimeoutMillis: 30_000 },
     driverOptions: {
       types: rowTypes,
+      // Sends prepared()'s statements by name, in transactions too.
+      Client: NamingClient,
       // Waiting for a free or a new connection is bounded: an exhausted pool or a vanished server is a quick 503.
       connectionTimeoutMillis: limits.acquireTimeoutMs,
       // The server cancels a statement that runs (or waits for a lock) too long: 57014 → 503/8001. A server that

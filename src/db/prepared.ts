@@ -2,7 +2,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AliasNode, CamelCasePlugin, ColumnNode, IdentifierNode, InsertQueryNode, ReferenceNode, SelectionNode, SelectQueryNode, sql, UpdateQueryNode, type Compilable, type CompiledQuery } from 'kysely';
 import type { Kysely, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RawBuilder, RootOperationNode, UnknownRow } from 'kysely';
-import type { QueryResultRow } from 'pg';
+import pg, { type QueryResultRow } from 'pg';
 import { isStalePlan } from '../errors.ts';
 import type { DB } from './kysely.ts';
 import { nativePool } from './pool.ts';
@@ -41,10 +41,28 @@ class PropertyAliases extends CamelCasePlugin {
 
 const propertyAliases = new PropertyAliases({ maintainNestedObjectKeys: true });
 
+/** The name each prepared statement's text goes out under (NamingClient), whichever connection sends it. */
+const names = new Map<string, string>();
+
+/**
+ * pg's client (the pool's, db/ormConfig.ts), sending a text that prepared() wrote as its named statement: on any
+ * pooled connection and on a transaction's, which Kysely keeps to itself and sends plain texts on. Installed as
+ * a property, not an override, so pg's seven overloads of query() need not be restated; pg's own is read at
+ * call time (tests spy on it).
+ */
+export class NamingClient extends pg.Client {}
+Object.defineProperty(NamingClient.prototype, 'query', {
+  value(this: pg.Client, text: unknown, ...rest: unknown[]): unknown {
+    const name = typeof text === 'string' ? names.get(text) : undefined;
+    const args = name === undefined ? [text, ...rest] : [{ name, text, values: rest[0] }, ...rest.slice(1)];
+    return Reflect.apply(Reflect.get(pg.Client.prototype, 'query'), this, args);
+  },
+});
+
 /**
  * `prepared('session_lookup', (db, $: Placeholder<{ tokenHash: string }>) => db.selectFrom(…).where('tokenHash', '=', $('tokenHash')))`
- * writes the statement once (`$1`, `$2` … where its values go) and returns `(em, values) => rows`. Outside a transaction it goes out as
- * pg's `{ name, text, values }`, planned once per pooled connection; inside one, unnamed on the transaction's (Kysely keeps its client).
+ * writes the statement once (`$1`, `$2` … where its values go) and returns `(em, values) => rows`. It goes out as pg's named statement,
+ * planned once per connection: on the transaction's connection inside one, straight on the pool outside (cheaper than the ORM's path).
  * Rows come back from PostgreSQL as they are, under property names (PropertyAliases), so a statement names its columns (no `selectAll`).
  */
 export function prepared<V extends Record<string, unknown>, R>(name: string, build: (db: Kysely<DB>, $: Placeholder<V>) => Compilable<R>) {
@@ -53,23 +71,22 @@ export function prepared<V extends Record<string, unknown>, R>(name: string, bui
   let generation = 0;
   return async (em: EntityManager, values: V): Promise<R[]> => {
     const db = em.getKysely<DB>();
-    statement ??= build(db.withPlugin(propertyAliases), (key) => sql.raw(`$${String(order.includes(key) ? order.indexOf(key) + 1 : order.push(key))}`)).compile();
+    if (!statement) {
+      statement = build(db.withPlugin(propertyAliases), (key) => sql.raw(`$${String(order.includes(key) ? order.indexOf(key) + 1 : order.push(key))}`)).compile();
+      names.set(statement.sql, `${name}_0`);
+    }
     // A value Kysely made a parameter itself would be numbered over a placeholder, and fixed at its first value.
     if (statement.parameters.length > 0) throw new Error(`prepared statement ${name}: every value must be a placeholder ($)`);
     const query: CompiledQuery<R> = { ...statement, parameters: order.map((key) => values[key]) };
-    if (em.isInTransaction()) return (await db.executeQuery<R>(query)).rows;
+    const run = async () => (em.isInTransaction() ? (await db.executeQuery<R>(query)).rows : (await (await nativePool(em)).query<R & QueryResultRow>(query.sql, [...query.parameters])).rows);
     const tried = generation;
-    return onPool(em, `${name}_${String(tried)}`, query).catch((error: unknown) => {
+    return run().catch((error: unknown) => {
       if (!isStalePlan(error)) throw error;
       // A migration changed its result and PostgreSQL refused the old plan, unrun: prepared again under the next name.
-      if (generation === tried) generation += 1;
-      return onPool(em, `${name}_${String(generation)}`, query);
+      if (generation === tried) names.set(query.sql, `${name}_${String((generation += 1))}`);
+      // Inside a transaction the refusal aborted it: the request ends as retryable (503), the next one uses the new name.
+      if (em.isInTransaction()) throw error;
+      return run();
     });
   };
-}
-
-/** Runs `query` on the pool as pg's named statement `name`. */
-async function onPool<R>(em: EntityManager, name: string, query: CompiledQuery<R>): Promise<R[]> {
-  const pool = await nativePool(em);
-  return (await pool.query<R & QueryResultRow>({ name, text: query.sql, values: [...query.parameters] })).rows;
 }

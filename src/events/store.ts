@@ -70,11 +70,14 @@ export async function findEventByRowId(em: EntityManager, rowId: number): Promis
 
 /** Publishes up to `batch` committed events (see EventsPublish); returns how many. Runs as its own transaction. */
 export async function publishEvents(em: EntityManager, batch: number): Promise<number> {
-  const row = await kysely(em)
-    .selectNoFrom((eb) => eb.fn<number>(EventsPublish.name, [eb.val(batch)]).as('published'))
-    .executeTakeFirst();
+  const [row] = await publishStatement(em, { batch });
   return row?.published ?? 0;
 }
+
+// Every write request publishes after its commit: planned once per connection.
+const publishStatement = prepared('events_publish', (db, $: Placeholder<{ batch: number }>) =>
+  db.selectNoFrom((eb) => eb.fn<number>(EventsPublish.name, [$('batch')]).as('published')),
+);
 
 /** The highest committed event id, 0 when there is none. */
 export async function latestEventId(em: EntityManager): Promise<number> {
