@@ -143,5 +143,17 @@ describe.skipIf(!isRoot)('npm start as root from a checkout below a 0700 directo
     await stopThroughNpm(started);
     // The user's directory keeps its permissions.
     expect((await fs.stat(home)).mode & 0o777).toBe(0o700);
+
+    // The checkout's data removed (as a fresh clone at the same path would have none): it starts again on a new
+    // cluster, whose password it knows, and the old one is kept aside rather than deleted.
+    await fs.rm(dataDir, { recursive: true, force: true });
+    const again = await npmStart(checkout, dataDir);
+    expect(await fs.realpath(path.join(dataDir, 'pg'))).toBe(cluster);
+    await stopThroughNpm(again);
+    const clusters = path.dirname(cluster);
+    const aside = (await fs.readdir(clusters)).filter((name) => name.startsWith(`${path.basename(cluster)}.orphaned-`));
+    for (const name of aside) cleanups.unshift(() => fs.rm(path.join(clusters, name), { recursive: true, force: true }));
+    expect(aside).toHaveLength(1);
+    expect((await fs.readdir(path.join(clusters, aside[0] ?? ''))).includes('PG_VERSION')).toBe(true);
   });
 });

@@ -52,8 +52,8 @@ export async function startEmbeddedPostgres(dir: string, log: Log, opts: { port?
   const packaged = await packagedBinaries();
   const binaries = runAs ? await binariesReachableBy(runAs, packaged, log) : packaged;
   await fs.mkdir(path.dirname(dir), { recursive: true });
-  const password = await readOrCreatePassword(`${dir}.password`);
-  const dataDir = runAs ? await clusterDirReachableBy(runAs, dir, log) : dir;
+  const { password, created } = await readOrCreatePassword(`${dir}.password`);
+  const dataDir = runAs ? await clusterDirReachableBy(runAs, dir, log, created) : dir;
   await stopStalePostmaster(dataDir, log);
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
     log.info(`initialising embedded PostgreSQL in ${dataDir}`);
@@ -67,6 +67,10 @@ export async function startEmbeddedPostgres(dir: string, log: Log, opts: { port?
   });
   await ensureDatabase(port, password).catch(async (error: unknown) => {
     await shutdown(child);
+    // 28P01: the password file and the cluster do not belong together (one of them was replaced by hand).
+    if (typeof error === 'object' && error !== null && 'code' in error && error.code === '28P01') {
+      throw new Error(`the password in ${dir}.password does not open the embedded PostgreSQL cluster in ${dataDir}: ${messageOf(error)}`);
+    }
     throw error;
   });
 
@@ -240,7 +244,7 @@ async function binariesReachableBy(user: RunAs, packaged: Binaries & { version: 
  * (DATA_DIR below a 0700 directory such as /root) a directory in SYSTEM_DIR named after DATA_DIR,
  * with `dir` made a symlink to it so the data stays findable from DATA_DIR.
  */
-async function clusterDirReachableBy(user: RunAs, dir: string, log: Log): Promise<string> {
+async function clusterDirReachableBy(user: RunAs, dir: string, log: Log, newPassword: boolean): Promise<string> {
   const existing = await fs.realpath(dir).catch(() => null);
   const current = existing ?? dir;
   if (canEnter(user, path.dirname(current))) {
@@ -257,6 +261,13 @@ async function clusterDirReachableBy(user: RunAs, dir: string, log: Log): Promis
   await fs.mkdir(clusters, { recursive: true, mode: 0o755 });
   const relocated = path.join(clusters, createHash('sha256').update(path.resolve(dir)).digest('hex').slice(0, 16));
   log.info(`the postgres user cannot reach ${path.dirname(dir)}; keeping the embedded PostgreSQL cluster in ${relocated} (${dir} links to it)`);
+  if (newPassword && existsSync(path.join(relocated, 'PG_VERSION'))) {
+    // The cluster of an earlier DATA_DIR at this path, since removed (a new checkout where an old one was): its
+    // password went with it, so it cannot be used, and its data is not this service's to delete. Kept aside.
+    const aside = `${relocated}.orphaned-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    await fs.rename(relocated, aside);
+    log.warn(`${relocated} held the cluster of an earlier ${dir}, since removed; it is kept in ${aside}, and a new cluster is made`);
+  }
   // An empty directory left by an earlier failed start, or a dangling link, makes way for the link.
   const stale = await fs.lstat(dir).catch(() => null);
   if (stale?.isSymbolicLink()) await fs.unlink(dir);
@@ -282,13 +293,14 @@ async function ownedDirectory(dir: string, user: RunAs): Promise<void> {
   await fs.chown(dir, user.uid, user.gid);
 }
 
-async function readOrCreatePassword(file: string): Promise<string> {
+/** The cluster's password, and whether it was made just now (a new DATA_DIR). */
+async function readOrCreatePassword(file: string): Promise<{ password: string; created: boolean }> {
   try {
-    return (await fs.readFile(file, 'utf8')).trim();
+    return { password: (await fs.readFile(file, 'utf8')).trim(), created: false };
   } catch {
     const password = randomBytes(24).toString('base64url');
     await fs.writeFile(file, password, { mode: 0o600 });
-    return password;
+    return { password, created: true };
   }
 }
 
