@@ -1,7 +1,8 @@
 // GET /audit/export (CONTRACT §4.13, §5): NDJSON oldest first, streamed with back-pressure, one per user (5002), REST only.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EventEmitter } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AuditEntry } from '../src/contracts/audit.ts';
 import { kysely } from '../src/db/kysely.ts';
 import { nativePool } from '../src/db/pool.ts';
@@ -250,6 +251,26 @@ describe('long exports', () => {
       });
       expect(lines(body)).toHaveLength(20_000);
     } finally {
+      await short.close();
+    }
+  });
+});
+
+describe('the driver\'s read timer', () => {
+  it('fails no batch of an export after it ended (pg arms it for every query; a COPY stream never clears it itself)', async () => {
+    const actor = newActor();
+    await seedAuditEntries(svc, { count: 2500, actor });
+    // The driver's read limit is STATEMENT_TIMEOUT_MS + 1 s: 1.2 s here.
+    const short = await startTestService({ databaseUrl: svc.databaseUrl, env: { RATE_LIMITS_ENABLED: 'false', STATEMENT_TIMEOUT_MS: '200' } });
+    // The timer fails a query by emitting this error on it.
+    const emitted = vi.spyOn(EventEmitter.prototype, 'emit');
+    try {
+      const res = await short.app.inject({ method: 'GET', url: `/api/v1/audit/export?actor=${actor}`, headers: ceo.headers });
+      expect(lines(res.body)).toHaveLength(2500);
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      expect(emitted.mock.calls.filter(([event, error]) => event === 'error' && error instanceof Error && error.message === 'Query read timeout')).toEqual([]);
+    } finally {
+      emitted.mockRestore();
       await short.close();
     }
   });

@@ -130,9 +130,16 @@ export async function inExportTransaction<T>(em: EntityManager, query: AuditQuer
   const run = <R extends QueryResultRow>(statement: CompiledQuery<R>) => client.query<R>(statement.sql, [...statement.parameters]);
   const copy = async (text: string, take: (chunk: Buffer) => void) => {
     copying++;
-    for await (const chunk of client.query(copyTo(text))) {
-      if (!Buffer.isBuffer(chunk)) throw new Error('a COPY stream gave something other than bytes');
-      take(chunk);
+    const stream = client.query(copyTo(text));
+    try {
+      for await (const chunk of stream) {
+        if (!Buffer.isBuffer(chunk)) throw new Error('a COPY stream gave something other than bytes');
+        take(chunk);
+      }
+    } finally {
+      // pg arms a read timer (query_timeout) for every query and clears it through the query's callback, which a
+      // COPY stream never calls: left armed, it would fail the finished stream seconds later.
+      if ('callback' in stream && typeof stream.callback === 'function') Reflect.apply(stream.callback, stream, [null]);
     }
     copying--;
   };
