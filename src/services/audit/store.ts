@@ -51,9 +51,11 @@ const asParameters: Values = { text: (_name, value) => sql.val(value), time: (_n
 /** The prefix of the export's settings (a custom setting's name needs a dot). */
 const SETTING = 'audit_export.';
 
+/** The export's setting `name`, read in the statement (its value is set by settingsStatement). */
+const setting = (name: string) => sql<string>`current_setting(${sql.lit(SETTING + name)})`;
+
 /** Values as settings; `settings` collects each one's name and text, for set_config() before the statement runs. */
 function asSettings(settings: Map<string, string>): Values {
-  const setting = (name: string) => sql<string>`current_setting(${sql.lit(SETTING + name)})`;
   return {
     text: (name, value) => (settings.set(name, value), setting(name)),
     time: (name, value) => (settings.set(name, value.toISOString()), sql<Date>`${setting(name)}::timestamptz`),
@@ -124,6 +126,7 @@ export async function inExportTransaction<T>(em: EntityManager, query: AuditQuer
   const db = kysely(em);
   const filters = new Map<string, string>();
   const first = exportCopyStatement(db, query, filters, false, limit);
+  // The same filters, read from the settings set once for the transaction: what this one collects is not needed.
   const next = exportCopyStatement(db, query, new Map(), true, limit);
   const client = await (await nativePool(em)).connect();
   let copying = 0;
@@ -190,7 +193,6 @@ function exportCopyStatement(db: Kysely<DB>, query: AuditQuery, settings: Map<st
     'data',
   ]);
   if (afterPosition) {
-    const setting = (name: string) => sql`current_setting(${sql.lit(SETTING + name)})`;
     q = q.where((eb) => eb(eb.refTuple('occurredAt', 'id'), '>', eb.tuple(sql<Date>`${setting('after_at')}::timestamptz`, sql<number>`${setting('after_id')}::bigint`)));
   }
   const compiled = q.orderBy('occurredAt').orderBy('id').limit(sql.lit(limit)).compile();
