@@ -12,7 +12,7 @@ import { RefreshToken } from '../src/db/entities/RefreshToken.ts';
 import { StageDecision } from '../src/db/entities/StageDecision.ts';
 import { User } from '../src/db/entities/User.ts';
 import { kysely } from '../src/db/kysely.ts';
-import { DEFAULT_POOL_LIMITS, ormOptions } from '../src/db/ormConfig.ts';
+import { ormOptions } from '../src/db/ormConfig.ts';
 import { ApiError, ERROR_CODES, toApiError, toProblem, UNIQUE_VIOLATIONS } from '../src/errors.ts';
 import { freePort } from '../src/net/freePort.ts';
 import type { Role } from '../src/contracts/roles.ts';
@@ -188,7 +188,7 @@ describe('a lost connection or a timeout → 503/8001, retryable, with the gener
 
   it('no pooled connection free in time ("timeout exceeded when trying to connect"), through Kysely and through the ORM', async () => {
     // One connection, and the service's own connection timeout (a shorter one could fail the holder's own connect on a busy machine).
-    const orm = await MikroORM.init(ormOptions(svc.databaseUrl, { ...DEFAULT_POOL_LIMITS, poolMax: 1 }));
+    const orm = await MikroORM.init(ormOptions(svc.databaseUrl, { poolMax: 1 }));
     // The pool's only connection stays in this transaction until the test lets it go.
     const released = Promise.withResolvers<void>();
     const taken = Promise.withResolvers<void>();

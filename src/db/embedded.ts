@@ -23,7 +23,7 @@ export type EmbeddedDatabase = {
   failure: Promise<Error>;
 };
 
-type Log = { debug(msg: string): void; info(msg: string): void; warn(msg: string): void };
+export type Log = { debug(msg: string): void; info(msg: string): void; warn(msg: string): void };
 type RunAs = { uid: number; gid: number };
 type Binaries = { initdb: string; postgres: string };
 

@@ -9,10 +9,8 @@ export type DB = InferKyselyDB<(typeof entities)[number], { columnNamingStrategy
 /** A row of a table as a select returns it (e.g. `Stored<'approvals'>`), typed from its entity. */
 export type Stored<Table extends keyof DB> = Selectable<DB[Table]>;
 
-/**
- * Property names in queries and rows, column names in SQL: each column is its property in snake_case (tests/db.kysely.test.ts). Keys
- * inside JSON stay. MikroORM's own plugin would rename too, but its result step walks every property of every table for each row.
- */
+// Property names in queries and rows, each column its property in snake_case; keys inside JSON stay. MikroORM's own naming
+// plugin would do it too, but its result step walks every property of every table for each row.
 export const propertyNames = new CamelCasePlugin({ maintainNestedObjectKeys: true });
 
 /** Kysely on the request's EntityManager: inside its transaction when there is one. */
@@ -20,10 +18,7 @@ export function kysely(em: EntityManager): Kysely<DB> {
   return em.getKysely<DB>().withPlugin(propertyNames);
 }
 
-/**
- * A timestamp as the API writes it (CONTRACT §2.1: UTC with milliseconds, `2026-11-21T10:00:00.000Z`), formatted by
- * PostgreSQL: for reads whose rows go to the wire as they are, so no Date is parsed only to be formatted again.
- */
+/** A timestamp as the API writes it (CONTRACT §2.1), formatted by PostgreSQL for rows that go to the wire as they are. */
 export function isoText(at: Expression<Date>): RawBuilder<string> {
   return sql<string>`to_char(${at} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }

@@ -1,34 +1,22 @@
-// The hot reads PostgreSQL plans once per connection: pg's named statements, written with the typed Kysely view.
+// The hot statements PostgreSQL plans once per connection: pg's named statements, written with the typed Kysely view.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AliasNode, CamelCasePlugin, ColumnNode, IdentifierNode, InsertQueryNode, ReferenceNode, SelectionNode, SelectQueryNode, sql, UpdateQueryNode, type Compilable, type CompiledQuery } from 'kysely';
-import type { Kysely, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RawBuilder, RootOperationNode, UnknownRow } from 'kysely';
-import pg, { type QueryResultRow } from 'pg';
+import { AliasNode, CamelCasePlugin, ColumnNode, IdentifierNode, InsertQueryNode, ReferenceNode, SelectionNode, SelectQueryNode, sql, UpdateQueryNode } from 'kysely';
+import type { Compilable, CompiledQuery, Kysely, PluginTransformQueryArgs, RawBuilder, RootOperationNode } from 'kysely';
+import pg from 'pg';
 import { isStalePlan } from '../errors.ts';
 import type { DB } from './kysely.ts';
-import { nativePool } from './pool.ts';
 
 /** `$('name')`: where the statement takes the value `name`, typed as that value. */
 export type Placeholder<V> = <K extends keyof V & string>(name: K) => RawBuilder<V[K]>;
 
-/**
- * The names of kysely.ts's `propertyNames`, given by the statement itself: columns in snake_case as there, and each
- * selected column or expression aliased to the name that plugin's result step would give it, so PostgreSQL returns
- * rows under their property names and nothing copies every row to rename its keys.
- */
+/** kysely.ts's `propertyNames` done in SQL: each column a statement selects or returns is aliased to its property name, so no row is copied to rename its keys. */
 class PropertyAliases extends CamelCasePlugin {
   override transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     const node = super.transformQuery(args);
-    if (SelectQueryNode.is(node)) return { ...node, selections: node.selections?.map((selection) => this.#aliased(selection)) };
-    // A write's rows are its RETURNING list.
-    if ((InsertQueryNode.is(node) || UpdateQueryNode.is(node)) && node.returning) {
-      return { ...node, returning: { ...node.returning, selections: node.returning.selections.map((selection) => this.#aliased(selection)) } };
-    }
-    return node;
-  }
-
-  // Nothing to rename: the statement's aliases did it.
-  override transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    return Promise.resolve(args.result);
+    const aliased = (selections: readonly SelectionNode[]) => selections.map((selection) => this.#aliased(selection));
+    if (SelectQueryNode.is(node) && node.selections) return { ...node, selections: aliased(node.selections) };
+    const returning = (InsertQueryNode.is(node) || UpdateQueryNode.is(node)) && node.returning;
+    return returning ? { ...node, returning: { ...returning, selections: aliased(returning.selections) } } : node;
   }
 
   #aliased({ selection: s }: SelectionNode): SelectionNode {
@@ -40,16 +28,10 @@ class PropertyAliases extends CamelCasePlugin {
 }
 
 const propertyAliases = new PropertyAliases({ maintainNestedObjectKeys: true });
-
-/** The name each prepared statement's text goes out under (NamingClient), whichever connection sends it. */
 const names = new Map<string, string>();
 
-/**
- * pg's client (the pool's, db/ormConfig.ts), sending a text that prepared() wrote as its named statement: on any
- * pooled connection and on a transaction's, which Kysely keeps to itself and sends plain texts on. Installed as
- * a property, not an override, so pg's seven overloads of query() need not be restated; pg's own is read at
- * call time (tests spy on it).
- */
+// The pool's pg client (ormConfig.ts): Kysely sends texts unnamed, so one prepared() wrote goes out under its name here. Set as
+// a property, so pg's overloads of query() need not be restated; pg's own is read at call time.
 export class NamingClient extends pg.Client {}
 Object.defineProperty(NamingClient.prototype, 'query', {
   value(this: pg.Client, text: unknown, ...rest: unknown[]): unknown {
@@ -61,9 +43,8 @@ Object.defineProperty(NamingClient.prototype, 'query', {
 
 /**
  * `prepared('session_lookup', (db, $: Placeholder<{ tokenHash: string }>) => db.selectFrom(…).where('tokenHash', '=', $('tokenHash')))`
- * writes the statement once (`$1`, `$2` … where its values go) and returns `(em, values) => rows`. It goes out as pg's named statement,
- * planned once per connection: on the transaction's connection inside one, straight on the pool outside (cheaper than the ORM's path).
- * Rows come back from PostgreSQL as they are, under property names (PropertyAliases), so a statement names its columns (no `selectAll`).
+ * compiles the statement once (`$1`, `$2` … where its values go) and returns `(em, values) => rows`, run in the EntityManager's
+ * transaction when there is one. A statement names its columns (no `selectAll`: see PropertyAliases).
  */
 export function prepared<V extends Record<string, unknown>, R>(name: string, build: (db: Kysely<DB>, $: Placeholder<V>) => Compilable<R>) {
   const order: (keyof V & string)[] = [];
@@ -72,21 +53,21 @@ export function prepared<V extends Record<string, unknown>, R>(name: string, bui
   return async (em: EntityManager, values: V): Promise<R[]> => {
     const db = em.getKysely<DB>();
     if (!statement) {
-      statement = build(db.withPlugin(propertyAliases), (key) => sql.raw(`$${String(order.includes(key) ? order.indexOf(key) + 1 : order.push(key))}`)).compile();
-      names.set(statement.sql, `${name}_0`);
+      const compiled = build(db.withPlugin(propertyAliases), (key) => sql.raw(`$${String(order.includes(key) ? order.indexOf(key) + 1 : order.push(key))}`)).compile();
+      // A value Kysely made a parameter itself would be numbered over a placeholder, and fixed at its first value.
+      if (compiled.parameters.length > 0) throw new Error(`prepared statement ${name}: every value must be a placeholder ($)`);
+      names.set(compiled.sql, `${name}_0`);
+      statement = compiled;
     }
-    // A value Kysely made a parameter itself would be numbered over a placeholder, and fixed at its first value.
-    if (statement.parameters.length > 0) throw new Error(`prepared statement ${name}: every value must be a placeholder ($)`);
     const query: CompiledQuery<R> = { ...statement, parameters: order.map((key) => values[key]) };
-    const run = async () => (em.isInTransaction() ? (await db.executeQuery<R>(query)).rows : (await (await nativePool(em)).query<R & QueryResultRow>(query.sql, [...query.parameters])).rows);
     const tried = generation;
-    return run().catch((error: unknown) => {
+    const result = await db.executeQuery<R>(query).catch((error: unknown) => {
       if (!isStalePlan(error)) throw error;
-      // A migration changed its result and PostgreSQL refused the old plan, unrun: prepared again under the next name.
+      // A migration changed the result's type and PostgreSQL refused the plan, unrun: the next name prepares it anew (a transaction ends as 503).
       if (generation === tried) names.set(query.sql, `${name}_${String((generation += 1))}`);
-      // Inside a transaction the refusal aborted it: the request ends as retryable (503), the next one uses the new name.
       if (em.isInTransaction()) throw error;
-      return run();
+      return db.executeQuery<R>(query);
     });
+    return result.rows;
   };
 }
