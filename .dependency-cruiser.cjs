@@ -11,6 +11,13 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'no-unresolvable',
+      severity: 'error',
+      comment: 'Every import names a module that exists (tsc lets an unresolved side-effect import through; it would fail only at load).',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+    {
       name: 'contracts-are-a-leaf',
       severity: 'error',
       comment: 'The wire vocabulary imports only zod, Node built-ins and itself, so every layer and the browser can use it.',
@@ -87,6 +94,8 @@ module.exports = {
   options: {
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
+    // Packages' subpath exports (`kysely/helpers/postgres`) resolve as Node resolves them.
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '^web/dist/' },
   },
