@@ -427,6 +427,11 @@ export function isStalePlan(error: unknown): boolean {
   return false;
 }
 
+/** The SQLSTATE of a database error (in its cause chain, as the driver or the ORM reports it), if it is one. */
+export function sqlStateOf(error: unknown): string | undefined {
+  return pgFieldsOf(error)?.sqlState || undefined;
+}
+
 function pgFieldsOf(error: unknown): { sqlState: string; constraint: string | undefined } | undefined {
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
     // The pg driver (under Kysely) puts the SQLSTATE in `code`; the ORM's wrapper copies it and adds `sqlState`.

